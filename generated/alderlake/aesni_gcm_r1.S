@@ -1596,10 +1596,20 @@ aesgen_aesni_gcm_r1_seal:
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r1_seal_aes128
+	je	.Laesgen_aesni_gcm_r1_seal_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r1_seal_aes192
-.Laesgen_aesni_gcm_r1_seal_aes256:
+	je	.Laesgen_aesni_gcm_r1_seal_aes_j0192
+.Laesgen_aesni_gcm_r1_seal_aes_j0256:
+	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1630,8 +1640,18 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
-.Laesgen_aesni_gcm_r1_seal_aes128:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done
+.Laesgen_aesni_gcm_r1_seal_aes_j0128:
+	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1654,8 +1674,18 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
-.Laesgen_aesni_gcm_r1_seal_aes192:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done
+.Laesgen_aesni_gcm_r1_seal_aes_j0192:
+	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1682,8 +1712,8 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
-.Laesgen_aesni_gcm_r1_seal_aes_done:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done
+.Laesgen_aesni_gcm_r1_seal_aes_j0_done:
 	vmovdqa	%xmm0, 384(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_data
 .Laesgen_aesni_gcm_r1_seal_general:
@@ -2001,10 +2031,20 @@ aesgen_aesni_gcm_r1_seal:
 .Laesgen_aesni_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_r1_seal_aes128_2
+	je	.Laesgen_aesni_gcm_r1_seal_aes_j0128_2
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_r1_seal_aes192_2
-.Laesgen_aesni_gcm_r1_seal_aes256_2:
+	je	.Laesgen_aesni_gcm_r1_seal_aes_j0192_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0256_2:
+	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2035,8 +2075,18 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done_2
-.Laesgen_aesni_gcm_r1_seal_aes128_2:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0128_2:
+	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2059,8 +2109,18 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done_2
-.Laesgen_aesni_gcm_r1_seal_aes192_2:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0192_2:
+	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2087,8 +2147,8 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done_2
-.Laesgen_aesni_gcm_r1_seal_aes_done_2:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2:
 	vmovdqa	%xmm0, 384(%rbx)
 	vmovdqa	416(%rbx), %xmm0
 	movq	480(%rbx), %rdx
@@ -2490,6 +2550,9 @@ aesgen_aesni_gcm_r1_seal:
 	.p2align	4
 .Laesgen_aesni_gcm_r1_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_seal_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -3177,10 +3240,20 @@ aesgen_aesni_gcm_r1_open:
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r1_open_aes128
+	je	.Laesgen_aesni_gcm_r1_open_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r1_open_aes192
-.Laesgen_aesni_gcm_r1_open_aes256:
+	je	.Laesgen_aesni_gcm_r1_open_aes_j0192
+.Laesgen_aesni_gcm_r1_open_aes_j0256:
+	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3211,8 +3284,18 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
-.Laesgen_aesni_gcm_r1_open_aes128:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done
+.Laesgen_aesni_gcm_r1_open_aes_j0128:
+	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3235,8 +3318,18 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
-.Laesgen_aesni_gcm_r1_open_aes192:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done
+.Laesgen_aesni_gcm_r1_open_aes_j0192:
+	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3263,8 +3356,8 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
-.Laesgen_aesni_gcm_r1_open_aes_done:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done
+.Laesgen_aesni_gcm_r1_open_aes_j0_done:
 	vmovdqa	%xmm0, 384(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_data
 .Laesgen_aesni_gcm_r1_open_general:
@@ -3582,10 +3675,20 @@ aesgen_aesni_gcm_r1_open:
 .Laesgen_aesni_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r1_open_aes128_2
+	je	.Laesgen_aesni_gcm_r1_open_aes_j0128_2
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r1_open_aes192_2
-.Laesgen_aesni_gcm_r1_open_aes256_2:
+	je	.Laesgen_aesni_gcm_r1_open_aes_j0192_2
+.Laesgen_aesni_gcm_r1_open_aes_j0256_2:
+	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3616,8 +3719,18 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_done_2
-.Laesgen_aesni_gcm_r1_open_aes128_2:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_open_aes_j0128_2:
+	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3640,8 +3753,18 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_done_2
-.Laesgen_aesni_gcm_r1_open_aes192_2:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_open_aes_j0192_2:
+	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3668,8 +3791,8 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_done_2
-.Laesgen_aesni_gcm_r1_open_aes_done_2:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_open_aes_j0_done_2:
 	vmovdqa	%xmm0, 384(%rbx)
 	vmovdqa	416(%rbx), %xmm0
 	movq	480(%rbx), %rax
@@ -4116,6 +4239,9 @@ aesgen_aesni_gcm_r1_open:
 	.p2align	4
 .Laesgen_aesni_gcm_r1_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_open_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -4445,10 +4571,20 @@ aesgen_aesni_gcm_r1_start:
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r1_start_aes128
+	je	.Laesgen_aesni_gcm_r1_start_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r1_start_aes192
-.Laesgen_aesni_gcm_r1_start_aes256:
+	je	.Laesgen_aesni_gcm_r1_start_aes_j0192
+.Laesgen_aesni_gcm_r1_start_aes_j0256:
+	vpand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4479,8 +4615,18 @@ aesgen_aesni_gcm_r1_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
-.Laesgen_aesni_gcm_r1_start_aes128:
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
+.Laesgen_aesni_gcm_r1_start_aes_j0128:
+	vpand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4503,8 +4649,18 @@ aesgen_aesni_gcm_r1_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
-.Laesgen_aesni_gcm_r1_start_aes192:
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
+.Laesgen_aesni_gcm_r1_start_aes_j0192:
+	vpand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 504(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4531,8 +4687,8 @@ aesgen_aesni_gcm_r1_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
-.Laesgen_aesni_gcm_r1_start_aes_done:
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
+.Laesgen_aesni_gcm_r1_start_aes_j0_done:
 	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
@@ -4555,6 +4711,9 @@ aesgen_aesni_gcm_r1_start:
 	.p2align	4
 .Laesgen_aesni_gcm_r1_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_start_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.

@@ -5539,8 +5539,8 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
@@ -5552,216 +5552,214 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
-	vbroadcasti128	96(%rdi), %ymm0
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vbroadcasti128	176(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vbroadcasti128	176(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vbroadcasti128	192(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -5873,15 +5871,13 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpxor	%ymm5, %ymm4, %ymm4
 	vpclmulqdq	$16, 480(%rdi), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpsrldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
 	vextracti128	$1, %ymm0, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vextracti128	$1, %ymm3, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vextracti128	$1, %ymm4, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
@@ -6341,8 +6337,8 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
@@ -6350,10 +6346,10 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-224(%rcx), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
@@ -6361,177 +6357,175 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	-192(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-192(%rcx), %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
-	vmovdqu	-160(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpslldq	$8, %ymm12, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm4, %ymm4
 	vaesenclast	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm6, %ymm6
@@ -6641,15 +6635,13 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpxor	%ymm5, %ymm4, %ymm4
 	vpclmulqdq	$16, 480(%rdi), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpsrldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
 	vextracti128	$1, %ymm0, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vextracti128	$1, %ymm3, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vextracti128	$1, %ymm4, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
@@ -7092,8 +7084,8 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
@@ -7104,8 +7096,8 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
@@ -7116,189 +7108,187 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	32(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	144(%rdi), %ymm0
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vbroadcasti128	176(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm2, %ymm2
-	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
 	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm5, %ymm5
@@ -7409,15 +7399,13 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpxor	%ymm5, %ymm4, %ymm4
 	vpclmulqdq	$16, 480(%rdi), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpsrldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
 	vextracti128	$1, %ymm0, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vextracti128	$1, %ymm3, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vextracti128	$1, %ymm4, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
@@ -7884,8 +7872,8 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
@@ -7897,216 +7885,214 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
-	vbroadcasti128	96(%rdi), %ymm0
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vbroadcasti128	176(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vbroadcasti128	176(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vbroadcasti128	192(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -8452,8 +8438,8 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
@@ -8461,10 +8447,10 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	32(%rsi), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
@@ -8472,177 +8458,175 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	64(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	64(%rsi), %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
-	vmovdqu	96(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpslldq	$8, %ymm12, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm4, %ymm4
 	vaesenclast	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm6, %ymm6
@@ -8951,8 +8935,8 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
@@ -8963,8 +8947,8 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
@@ -8975,189 +8959,187 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	32(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	144(%rdi), %ymm0
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vbroadcasti128	176(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm2, %ymm2
-	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
 	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm5, %ymm5

@@ -1730,10 +1730,23 @@ aesgen_vaes256_gcm_r2_seal:
 .Laesgen_vaes256_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_r2_seal_aes128
+	je	.Laesgen_vaes256_gcm_r2_seal_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_r2_seal_aes192
-.Laesgen_vaes256_gcm_r2_seal_aes256:
+	je	.Laesgen_vaes256_gcm_r2_seal_aes_j0192
+.Laesgen_vaes256_gcm_r2_seal_aes_j0256:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1764,8 +1777,21 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done
-.Laesgen_vaes256_gcm_r2_seal_aes128:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done
+.Laesgen_vaes256_gcm_r2_seal_aes_j0128:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1788,8 +1814,21 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done
-.Laesgen_vaes256_gcm_r2_seal_aes192:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done
+.Laesgen_vaes256_gcm_r2_seal_aes_j0192:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1816,8 +1855,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done
-.Laesgen_vaes256_gcm_r2_seal_aes_done:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done
+.Laesgen_vaes256_gcm_r2_seal_aes_j0_done:
 	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_data
 .Laesgen_vaes256_gcm_r2_seal_general:
@@ -2135,10 +2174,23 @@ aesgen_vaes256_gcm_r2_seal:
 .Laesgen_vaes256_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_vaes256_gcm_r2_seal_aes128_2
+	je	.Laesgen_vaes256_gcm_r2_seal_aes_j0128_2
 	cmpl	$192, %edx
-	je	.Laesgen_vaes256_gcm_r2_seal_aes192_2
-.Laesgen_vaes256_gcm_r2_seal_aes256_2:
+	je	.Laesgen_vaes256_gcm_r2_seal_aes_j0192_2
+.Laesgen_vaes256_gcm_r2_seal_aes_j0256_2:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2169,8 +2221,21 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done_2
-.Laesgen_vaes256_gcm_r2_seal_aes128_2:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_seal_aes_j0128_2:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2193,8 +2258,21 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done_2
-.Laesgen_vaes256_gcm_r2_seal_aes192_2:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_seal_aes_j0192_2:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2221,8 +2299,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done_2
-.Laesgen_vaes256_gcm_r2_seal_aes_done_2:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_seal_aes_j0_done_2:
 	vmovdqa	%xmm0, 512(%rbx)
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
@@ -2624,6 +2702,9 @@ aesgen_vaes256_gcm_r2_seal:
 	.p2align	4
 .Laesgen_vaes256_gcm_r2_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_seal_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -3311,10 +3392,23 @@ aesgen_vaes256_gcm_r2_open:
 .Laesgen_vaes256_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_r2_open_aes128
+	je	.Laesgen_vaes256_gcm_r2_open_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_r2_open_aes192
-.Laesgen_vaes256_gcm_r2_open_aes256:
+	je	.Laesgen_vaes256_gcm_r2_open_aes_j0192
+.Laesgen_vaes256_gcm_r2_open_aes_j0256:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3345,8 +3439,21 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done
-.Laesgen_vaes256_gcm_r2_open_aes128:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done
+.Laesgen_vaes256_gcm_r2_open_aes_j0128:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3369,8 +3476,21 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done
-.Laesgen_vaes256_gcm_r2_open_aes192:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done
+.Laesgen_vaes256_gcm_r2_open_aes_j0192:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3397,8 +3517,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done
-.Laesgen_vaes256_gcm_r2_open_aes_done:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done
+.Laesgen_vaes256_gcm_r2_open_aes_j0_done:
 	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_open_data
 .Laesgen_vaes256_gcm_r2_open_general:
@@ -3716,10 +3836,23 @@ aesgen_vaes256_gcm_r2_open:
 .Laesgen_vaes256_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_r2_open_aes128_2
+	je	.Laesgen_vaes256_gcm_r2_open_aes_j0128_2
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_r2_open_aes192_2
-.Laesgen_vaes256_gcm_r2_open_aes256_2:
+	je	.Laesgen_vaes256_gcm_r2_open_aes_j0192_2
+.Laesgen_vaes256_gcm_r2_open_aes_j0256_2:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3750,8 +3883,21 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done_2
-.Laesgen_vaes256_gcm_r2_open_aes128_2:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_open_aes_j0128_2:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3774,8 +3920,21 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done_2
-.Laesgen_vaes256_gcm_r2_open_aes192_2:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_open_aes_j0192_2:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rbx)
+	vmovdqa	%xmm2, 720(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3802,8 +3961,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done_2
-.Laesgen_vaes256_gcm_r2_open_aes_done_2:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_open_aes_j0_done_2:
 	vmovdqa	%xmm0, 512(%rbx)
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
@@ -4250,6 +4409,9 @@ aesgen_vaes256_gcm_r2_open:
 	.p2align	4
 .Laesgen_vaes256_gcm_r2_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_open_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -4579,10 +4741,23 @@ aesgen_vaes256_gcm_r2_start:
 .Laesgen_vaes256_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_r2_start_aes128
+	je	.Laesgen_vaes256_gcm_r2_start_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_r2_start_aes192
-.Laesgen_vaes256_gcm_r2_start_aes256:
+	je	.Laesgen_vaes256_gcm_r2_start_aes_j0192
+.Laesgen_vaes256_gcm_r2_start_aes_j0256:
+	vpand	.Laesgen_vaes256_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4613,8 +4788,21 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_start_aes_done
-.Laesgen_vaes256_gcm_r2_start_aes128:
+	jmp	.Laesgen_vaes256_gcm_r2_start_aes_j0_done
+.Laesgen_vaes256_gcm_r2_start_aes_j0128:
+	vpand	.Laesgen_vaes256_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4637,8 +4825,21 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_start_aes_done
-.Laesgen_vaes256_gcm_r2_start_aes192:
+	jmp	.Laesgen_vaes256_gcm_r2_start_aes_j0_done
+.Laesgen_vaes256_gcm_r2_start_aes_j0192:
+	vpand	.Laesgen_vaes256_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4665,8 +4866,8 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_start_aes_done
-.Laesgen_vaes256_gcm_r2_start_aes_done:
+	jmp	.Laesgen_vaes256_gcm_r2_start_aes_j0_done
+.Laesgen_vaes256_gcm_r2_start_aes_j0_done:
 	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
@@ -4689,6 +4890,9 @@ aesgen_vaes256_gcm_r2_start:
 	.p2align	4
 .Laesgen_vaes256_gcm_r2_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_start_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -6061,217 +6265,215 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	704(%rdi), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqu	800(%rdi,%r8,1), %ymm3
+	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
 	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
 	vpxor	704(%rdi), %ymm4, %ymm4
-	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
 	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
 	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
 	vmovdqu	896(%rdi,%r8,1), %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm6, %ymm6
-	vmovdqu	-224(%rcx), %ymm13
 	vmovdqu	928(%rdi,%r8,1), %ymm7
+	vmovdqu	-224(%rcx), %ymm13
 	vpxor	704(%rdi), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm8, %ymm8
-	vpxor	%ymm0, %ymm10, %ymm10
 	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	96(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vbroadcasti128	128(%rdi), %ymm0
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	144(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	176(%rdi), %ymm0
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vbroadcasti128	192(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	208(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
+	vbroadcasti128	192(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm10, %ymm10
+	vbroadcasti128	208(%rdi), %ymm0
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm5, %ymm5
-	vaesenclast	%ymm0, %ymm6, %ymm6
 	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm6, %ymm6
 	vaesenclast	%ymm0, %ymm7, %ymm7
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm8, %ymm8
@@ -6336,11 +6538,11 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
@@ -6353,224 +6555,222 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	16(%rdi), %ymm0
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	-192(%rcx), %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	704(%rdi), %ymm2, %ymm2
 	vmovdqu	%ymm2, 768(%rdi,%rax,1)
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm12, %ymm12
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm12, %ymm12
 	vmovdqu	%ymm3, 800(%rdi,%rax,1)
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm4, %ymm4
-	vpxor	%ymm0, %ymm12, %ymm12
 	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm4, %ymm4
-	vmovdqu	-160(%rcx), %ymm0
 	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	-160(%rcx), %ymm13
 	vmovdqu	%ymm5, 864(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	704(%rdi), %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	704(%rdi), %ymm6, %ymm6
-	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
 	vmovdqu	%ymm6, 896(%rdi,%rax,1)
-	vpxor	%ymm13, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm6, %ymm6
 	vpxor	704(%rdi), %ymm7, %ymm7
-	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
+	vpxor	%ymm0, %ymm10, %ymm10
 	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpxor	704(%rdi), %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm8, %ymm8
 	vmovdqu	%ymm8, 960(%rdi,%rax,1)
-	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
+	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	704(%rdi), %ymm8, %ymm8
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm9, %ymm9
-	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-128(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	96(%rdi), %ymm0
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	112(%rdi), %ymm0
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vmovdqu	-64(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vmovdqu	-64(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm12, %ymm12
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm11, %xmm13
-	vbroadcasti128	192(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	176(%rdi), %ymm0
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	192(%rdi), %ymm0
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vbroadcasti128	208(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm8, %ymm8
@@ -6643,8 +6843,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
@@ -6656,216 +6856,214 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
-	vbroadcasti128	96(%rdi), %ymm0
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vbroadcasti128	176(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vbroadcasti128	176(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vbroadcasti128	192(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -6920,8 +7118,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
@@ -6933,216 +7131,214 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
-	vbroadcasti128	96(%rdi), %ymm0
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vbroadcasti128	176(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vbroadcasti128	176(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vbroadcasti128	192(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -7276,15 +7472,13 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm5, %ymm4, %ymm4
 	vpclmulqdq	$16, 480(%rdi), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpsrldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
 	vextracti128	$1, %ymm0, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vextracti128	$1, %ymm3, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vextracti128	$1, %ymm4, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
@@ -8117,30 +8311,30 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vmovdqu	-192(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-160(%rcx), %ymm13
-	vbroadcasti128	64(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	64(%rdi), %ymm0
+	vmovdqu	-160(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
@@ -8154,103 +8348,101 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	-128(%rcx), %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	112(%rdi), %ymm0
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vbroadcasti128	160(%rdi), %ymm0
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -8346,198 +8538,196 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	32(%rdi), %ymm0
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	704(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
 	vmovdqu	%ymm2, 768(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm2, %ymm2
-	vpxor	704(%rdi), %ymm3, %ymm3
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 800(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	704(%rdi), %ymm3, %ymm3
-	vpxor	704(%rdi), %ymm4, %ymm4
-	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm4, 832(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	704(%rdi), %ymm4, %ymm4
-	vpxor	704(%rdi), %ymm5, %ymm5
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm5, 864(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	704(%rdi), %ymm5, %ymm5
-	vpxor	704(%rdi), %ymm6, %ymm6
-	vmovdqu	-128(%rcx), %ymm13
-	vmovdqu	%ymm6, 896(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	704(%rdi), %ymm6, %ymm6
-	vpxor	704(%rdi), %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	704(%rdi), %ymm7, %ymm7
-	vpxor	704(%rdi), %ymm8, %ymm8
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	704(%rdi), %ymm8, %ymm8
-	vpxor	704(%rdi), %ymm9, %ymm9
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
+	vmovdqu	-128(%rcx), %ymm13
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	%ymm0, %ymm10, %ymm10
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	704(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-64(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-64(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
 	vbroadcasti128	112(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vbroadcasti128	128(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm11, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
 	vpshufd	$78, %xmm10, %xmm10
+	vbroadcasti128	160(%rdi), %ymm0
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm4, %ymm4
 	vaesenclast	%ymm0, %ymm5, %ymm5
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm6, %ymm6
-	vaesenclast	%ymm0, %ymm7, %ymm7
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm7, %ymm7
 	vaesenclast	%ymm0, %ymm8, %ymm8
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
@@ -8593,8 +8783,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
@@ -8602,10 +8792,10 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-224(%rcx), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
@@ -8613,177 +8803,175 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	-192(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-192(%rcx), %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
-	vmovdqu	-160(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpslldq	$8, %ymm12, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm4, %ymm4
 	vaesenclast	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm6, %ymm6
@@ -8834,8 +9022,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
@@ -8843,10 +9031,10 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-224(%rcx), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
@@ -8854,177 +9042,175 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	-192(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-192(%rcx), %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
-	vmovdqu	-160(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpslldq	$8, %ymm12, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm4, %ymm4
 	vaesenclast	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm6, %ymm6
@@ -9156,15 +9342,13 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm5, %ymm4, %ymm4
 	vpclmulqdq	$16, 480(%rdi), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpsrldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
 	vextracti128	$1, %ymm0, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vextracti128	$1, %ymm3, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vextracti128	$1, %ymm4, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
@@ -9979,20 +10163,20 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
-	vmovdqu	-256(%rcx), %ymm5
+	vmovdqu	-256(%rcx), %ymm6
 	vmovdqu	768(%rdi,%r8,1), %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	704(%rdi), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqu	800(%rdi,%r8,1), %ymm3
-	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
+	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
 	vpxor	704(%rdi), %ymm3, %ymm3
-	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
+	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
 	vmovdqu	832(%rdi,%r8,1), %ymm4
-	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
+	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
 	vpxor	704(%rdi), %ymm4, %ymm4
-	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
 	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
 	vpxor	704(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
 	vmovdqu	896(%rdi,%r8,1), %ymm6
@@ -10004,10 +10188,10 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm10, %ymm10
 	vmovdqu	960(%rdi,%r8,1), %ymm8
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm8, %ymm8
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
@@ -10017,14 +10201,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
@@ -10032,142 +10216,140 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vbroadcasti128	64(%rdi), %ymm0
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	-160(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	80(%rdi), %ymm0
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm10, %ymm10
-	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	176(%rdi), %ymm0
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	192(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -10228,247 +10410,245 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpxor	%ymm0, %ymm7, %ymm7
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	-224(%rcx), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	704(%rdi), %ymm2, %ymm2
 	vmovdqu	%ymm2, 768(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm3, %ymm3
-	vmovdqu	-160(%rcx), %ymm0
 	vmovdqu	%ymm3, 800(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
+	vmovdqu	-160(%rcx), %ymm0
 	vpxor	704(%rdi), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	704(%rdi), %ymm4, %ymm4
-	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
 	vmovdqu	%ymm4, 832(%rdi,%rax,1)
-	vpxor	%ymm13, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
 	vpxor	704(%rdi), %ymm4, %ymm4
 	vpxor	704(%rdi), %ymm5, %ymm5
-	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
+	vpxor	%ymm13, %ymm10, %ymm10
 	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
 	vpxor	704(%rdi), %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	704(%rdi), %ymm6, %ymm6
-	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpxor	704(%rdi), %ymm6, %ymm6
+	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	704(%rdi), %ymm7, %ymm7
 	vmovdqu	%ymm7, 928(%rdi,%rax,1)
-	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
 	vpxor	704(%rdi), %ymm7, %ymm7
-	vpxor	%ymm0, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
 	vpxor	704(%rdi), %ymm8, %ymm8
 	vmovdqu	%ymm8, 960(%rdi,%rax,1)
-	vmovdqu	-128(%rcx), %ymm13
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	-128(%rcx), %ymm13
 	vpxor	704(%rdi), %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vmovdqu	%ymm9, 992(%rdi,%rax,1)
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm10, %xmm13
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%xmm13, %xmm10, %xmm10
+	vbroadcasti128	144(%rdi), %ymm0
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm12, %xmm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpslldq	$8, %xmm12, %xmm13
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	160(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vextracti128	$1, %ymm10, %xmm12
 	vbroadcasti128	176(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	192(%rdi), %ymm0
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
-	vaesenclast	%ymm0, %ymm5, %ymm5
 	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm5, %ymm5
 	vaesenclast	%ymm0, %ymm6, %ymm6
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm7, %ymm7
@@ -10528,8 +10708,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
@@ -10540,8 +10720,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
@@ -10552,189 +10732,187 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	32(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	144(%rdi), %ymm0
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vbroadcasti128	176(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm2, %ymm2
-	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
 	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm5, %ymm5
@@ -10787,8 +10965,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
@@ -10799,8 +10977,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
@@ -10811,189 +10989,187 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	32(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	144(%rdi), %ymm0
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vbroadcasti128	176(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm2, %ymm2
-	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
 	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm5, %ymm5
@@ -11126,15 +11302,13 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm5, %ymm4, %ymm4
 	vpclmulqdq	$16, 480(%rdi), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpsrldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
 	vextracti128	$1, %ymm0, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vextracti128	$1, %ymm3, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vextracti128	$1, %ymm4, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
@@ -11611,217 +11785,215 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	704(%rdi), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqu	800(%rdi,%r8,1), %ymm3
+	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
 	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
 	vpxor	704(%rdi), %ymm4, %ymm4
-	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
 	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
 	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
 	vmovdqu	896(%rdi,%r8,1), %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm6, %ymm6
-	vmovdqu	32(%rsi), %ymm13
 	vmovdqu	928(%rdi,%r8,1), %ymm7
+	vmovdqu	32(%rsi), %ymm13
 	vpxor	704(%rdi), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm8, %ymm8
-	vpxor	%ymm0, %ymm10, %ymm10
 	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	96(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vbroadcasti128	128(%rdi), %ymm0
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	144(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	176(%rdi), %ymm0
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vbroadcasti128	192(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	208(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
+	vbroadcasti128	192(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm10, %ymm10
+	vbroadcasti128	208(%rdi), %ymm0
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm5, %ymm5
-	vaesenclast	%ymm0, %ymm6, %ymm6
 	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm6, %ymm6
 	vaesenclast	%ymm0, %ymm7, %ymm7
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm8, %ymm8
@@ -11886,11 +12058,11 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
@@ -11903,224 +12075,222 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	16(%rdi), %ymm0
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	64(%rsi), %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	704(%rdi), %ymm2, %ymm2
 	vmovdqu	%ymm2, 768(%rdi,%rax,1)
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm12, %ymm12
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm12, %ymm12
 	vmovdqu	%ymm3, 800(%rdi,%rax,1)
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm4, %ymm4
-	vpxor	%ymm0, %ymm12, %ymm12
 	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm4, %ymm4
-	vmovdqu	96(%rsi), %ymm0
 	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	96(%rsi), %ymm13
 	vmovdqu	%ymm5, 864(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	704(%rdi), %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	704(%rdi), %ymm6, %ymm6
-	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
 	vmovdqu	%ymm6, 896(%rdi,%rax,1)
-	vpxor	%ymm13, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm6, %ymm6
 	vpxor	704(%rdi), %ymm7, %ymm7
-	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
+	vpxor	%ymm0, %ymm10, %ymm10
 	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpxor	704(%rdi), %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm8, %ymm8
 	vmovdqu	%ymm8, 960(%rdi,%rax,1)
-	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
+	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	704(%rdi), %ymm8, %ymm8
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm9, %ymm9
-	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	96(%rdi), %ymm0
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	112(%rdi), %ymm0
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vmovdqu	192(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vmovdqu	192(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm12, %ymm12
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm11, %xmm13
-	vbroadcasti128	192(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	176(%rdi), %ymm0
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	192(%rdi), %ymm0
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vbroadcasti128	208(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm8, %ymm8
@@ -12193,8 +12363,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
@@ -12206,216 +12376,214 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
-	vbroadcasti128	96(%rdi), %ymm0
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vbroadcasti128	176(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vbroadcasti128	176(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vbroadcasti128	192(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -12470,8 +12638,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
@@ -12483,216 +12651,214 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
-	vbroadcasti128	96(%rdi), %ymm0
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vbroadcasti128	176(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vbroadcasti128	176(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vbroadcasti128	192(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -13097,30 +13263,30 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vmovdqu	64(%rsi), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	96(%rsi), %ymm13
-	vbroadcasti128	64(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	64(%rdi), %ymm0
+	vmovdqu	96(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
@@ -13134,103 +13300,101 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	128(%rsi), %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	112(%rdi), %ymm0
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vbroadcasti128	160(%rdi), %ymm0
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -13326,198 +13490,196 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	32(%rdi), %ymm0
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	704(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
 	vmovdqu	%ymm2, 768(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm2, %ymm2
-	vpxor	704(%rdi), %ymm3, %ymm3
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 800(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	704(%rdi), %ymm3, %ymm3
-	vpxor	704(%rdi), %ymm4, %ymm4
-	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm4, 832(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	704(%rdi), %ymm4, %ymm4
-	vpxor	704(%rdi), %ymm5, %ymm5
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm5, 864(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	704(%rdi), %ymm5, %ymm5
-	vpxor	704(%rdi), %ymm6, %ymm6
-	vmovdqu	128(%rsi), %ymm13
-	vmovdqu	%ymm6, 896(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	704(%rdi), %ymm6, %ymm6
-	vpxor	704(%rdi), %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	704(%rdi), %ymm7, %ymm7
-	vpxor	704(%rdi), %ymm8, %ymm8
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	704(%rdi), %ymm8, %ymm8
-	vpxor	704(%rdi), %ymm9, %ymm9
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
+	vmovdqu	128(%rsi), %ymm13
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	%ymm0, %ymm10, %ymm10
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	704(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm0
+	vpxor	704(%rdi), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	192(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	192(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
 	vbroadcasti128	112(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vbroadcasti128	128(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm11, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
 	vpshufd	$78, %xmm10, %xmm10
+	vbroadcasti128	160(%rdi), %ymm0
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm4, %ymm4
 	vaesenclast	%ymm0, %ymm5, %ymm5
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm6, %ymm6
-	vaesenclast	%ymm0, %ymm7, %ymm7
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm7, %ymm7
 	vaesenclast	%ymm0, %ymm8, %ymm8
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
@@ -13573,8 +13735,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
@@ -13582,10 +13744,10 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	32(%rsi), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
@@ -13593,177 +13755,175 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	64(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	64(%rsi), %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
-	vmovdqu	96(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpslldq	$8, %ymm12, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm4, %ymm4
 	vaesenclast	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm6, %ymm6
@@ -13814,8 +13974,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
@@ -13823,10 +13983,10 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	32(%rsi), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
@@ -13834,177 +13994,175 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	64(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	64(%rsi), %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
-	vmovdqu	96(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpslldq	$8, %ymm12, %ymm13
 	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm4, %ymm4
 	vaesenclast	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm6, %ymm6
@@ -14335,20 +14493,20 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
-	vmovdqu	(%rsi), %ymm5
+	vmovdqu	(%rsi), %ymm6
 	vmovdqu	768(%rdi,%r8,1), %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	704(%rdi), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqu	800(%rdi,%r8,1), %ymm3
-	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
+	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
 	vpxor	704(%rdi), %ymm3, %ymm3
-	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
+	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
 	vmovdqu	832(%rdi,%r8,1), %ymm4
-	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
+	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
 	vpxor	704(%rdi), %ymm4, %ymm4
-	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
 	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
 	vpxor	704(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
 	vmovdqu	896(%rdi,%r8,1), %ymm6
@@ -14360,10 +14518,10 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm10, %ymm10
 	vmovdqu	960(%rdi,%r8,1), %ymm8
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm8, %ymm8
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
@@ -14373,14 +14531,14 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
@@ -14388,142 +14546,140 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vbroadcasti128	64(%rdi), %ymm0
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	96(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	80(%rdi), %ymm0
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm10, %ymm10
-	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	176(%rdi), %ymm0
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	192(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -14584,247 +14740,245 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpxor	%ymm0, %ymm7, %ymm7
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	32(%rsi), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	704(%rdi), %ymm2, %ymm2
 	vmovdqu	%ymm2, 768(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm3, %ymm3
-	vmovdqu	96(%rsi), %ymm0
 	vmovdqu	%ymm3, 800(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
+	vmovdqu	96(%rsi), %ymm0
 	vpxor	704(%rdi), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	704(%rdi), %ymm4, %ymm4
-	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
 	vmovdqu	%ymm4, 832(%rdi,%rax,1)
-	vpxor	%ymm13, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
 	vpxor	704(%rdi), %ymm4, %ymm4
 	vpxor	704(%rdi), %ymm5, %ymm5
-	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
+	vpxor	%ymm13, %ymm10, %ymm10
 	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
 	vpxor	704(%rdi), %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	704(%rdi), %ymm6, %ymm6
-	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpxor	704(%rdi), %ymm6, %ymm6
+	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	704(%rdi), %ymm7, %ymm7
 	vmovdqu	%ymm7, 928(%rdi,%rax,1)
-	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
 	vpxor	704(%rdi), %ymm7, %ymm7
-	vpxor	%ymm0, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
 	vpxor	704(%rdi), %ymm8, %ymm8
 	vmovdqu	%ymm8, 960(%rdi,%rax,1)
-	vmovdqu	128(%rsi), %ymm13
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	128(%rsi), %ymm13
 	vpxor	704(%rdi), %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vmovdqu	%ymm9, 992(%rdi,%rax,1)
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm10, %xmm13
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%xmm13, %xmm10, %xmm10
+	vbroadcasti128	144(%rdi), %ymm0
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm12, %xmm13
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpslldq	$8, %xmm12, %xmm13
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	160(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vextracti128	$1, %ymm10, %xmm12
 	vbroadcasti128	176(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	192(%rdi), %ymm0
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
-	vaesenclast	%ymm0, %ymm5, %ymm5
 	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm5, %ymm5
 	vaesenclast	%ymm0, %ymm6, %ymm6
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm7, %ymm7
@@ -14884,8 +15038,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
@@ -14896,8 +15050,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
@@ -14908,189 +15062,187 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	32(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	144(%rdi), %ymm0
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vbroadcasti128	176(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm2, %ymm2
-	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
 	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm5, %ymm5
@@ -15143,8 +15295,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
@@ -15155,8 +15307,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
@@ -15167,189 +15319,187 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
 	vbroadcasti128	32(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vpxor	%ymm14, %ymm10, %ymm10
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm14, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	144(%rdi), %ymm0
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm14, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm14, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm14, %ymm12, %ymm12
 	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm12, %xmm13
+	vpsrldq	$8, %ymm12, %ymm13
 	vbroadcasti128	176(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm2, %ymm2
-	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
 	vaesenclast	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm5, %ymm5

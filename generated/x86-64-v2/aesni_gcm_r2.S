@@ -1717,10 +1717,23 @@ aesgen_aesni_gcm_r2_seal:
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_seal_aes128
+	je	.Laesgen_aesni_gcm_r2_seal_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_seal_aes192
-.Laesgen_aesni_gcm_r2_seal_aes256:
+	je	.Laesgen_aesni_gcm_r2_seal_aes_j0192
+.Laesgen_aesni_gcm_r2_seal_aes_j0256:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -1751,8 +1764,21 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
-.Laesgen_aesni_gcm_r2_seal_aes128:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done
+.Laesgen_aesni_gcm_r2_seal_aes_j0128:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -1775,8 +1801,21 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
-.Laesgen_aesni_gcm_r2_seal_aes192:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done
+.Laesgen_aesni_gcm_r2_seal_aes_j0192:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -1803,8 +1842,8 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
-.Laesgen_aesni_gcm_r2_seal_aes_done:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done
+.Laesgen_aesni_gcm_r2_seal_aes_j0_done:
 	movdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_data
 .Laesgen_aesni_gcm_r2_seal_general:
@@ -2168,10 +2207,23 @@ aesgen_aesni_gcm_r2_seal:
 .Laesgen_aesni_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_r2_seal_aes128_2
+	je	.Laesgen_aesni_gcm_r2_seal_aes_j0128_2
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_r2_seal_aes192_2
-.Laesgen_aesni_gcm_r2_seal_aes256_2:
+	je	.Laesgen_aesni_gcm_r2_seal_aes_j0192_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0256_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2202,8 +2254,21 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done_2
-.Laesgen_aesni_gcm_r2_seal_aes128_2:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0128_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2226,8 +2291,21 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done_2
-.Laesgen_aesni_gcm_r2_seal_aes192_2:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0192_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2254,8 +2332,8 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done_2
-.Laesgen_aesni_gcm_r2_seal_aes_done_2:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2:
 	movdqa	%xmm0, 512(%rbx)
 	movdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
@@ -2726,6 +2804,9 @@ aesgen_aesni_gcm_r2_seal:
 	.p2align	4
 .Laesgen_aesni_gcm_r2_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_seal_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -3446,10 +3527,23 @@ aesgen_aesni_gcm_r2_open:
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes128
+	je	.Laesgen_aesni_gcm_r2_open_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes192
-.Laesgen_aesni_gcm_r2_open_aes256:
+	je	.Laesgen_aesni_gcm_r2_open_aes_j0192
+.Laesgen_aesni_gcm_r2_open_aes_j0256:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3480,8 +3574,21 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
-.Laesgen_aesni_gcm_r2_open_aes128:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done
+.Laesgen_aesni_gcm_r2_open_aes_j0128:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3504,8 +3611,21 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
-.Laesgen_aesni_gcm_r2_open_aes192:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done
+.Laesgen_aesni_gcm_r2_open_aes_j0192:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3532,8 +3652,8 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
-.Laesgen_aesni_gcm_r2_open_aes_done:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done
+.Laesgen_aesni_gcm_r2_open_aes_j0_done:
 	movdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_data
 .Laesgen_aesni_gcm_r2_open_general:
@@ -3897,10 +4017,23 @@ aesgen_aesni_gcm_r2_open:
 .Laesgen_aesni_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes128_2
+	je	.Laesgen_aesni_gcm_r2_open_aes_j0128_2
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes192_2
-.Laesgen_aesni_gcm_r2_open_aes256_2:
+	je	.Laesgen_aesni_gcm_r2_open_aes_j0192_2
+.Laesgen_aesni_gcm_r2_open_aes_j0256_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3931,8 +4064,21 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done_2
-.Laesgen_aesni_gcm_r2_open_aes128_2:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_open_aes_j0128_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3955,8 +4101,21 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done_2
-.Laesgen_aesni_gcm_r2_open_aes192_2:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_open_aes_j0192_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3983,8 +4142,8 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done_2
-.Laesgen_aesni_gcm_r2_open_aes_done_2:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_open_aes_j0_done_2:
 	movdqa	%xmm0, 512(%rbx)
 	movdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
@@ -4509,6 +4668,9 @@ aesgen_aesni_gcm_r2_open:
 	.p2align	4
 .Laesgen_aesni_gcm_r2_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_open_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -4884,10 +5046,23 @@ aesgen_aesni_gcm_r2_start:
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_start_aes128
+	je	.Laesgen_aesni_gcm_r2_start_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_start_aes192
-.Laesgen_aesni_gcm_r2_start_aes256:
+	je	.Laesgen_aesni_gcm_r2_start_aes_j0192
+.Laesgen_aesni_gcm_r2_start_aes_j0256:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rdi)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rdi)
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -4918,8 +5093,21 @@ aesgen_aesni_gcm_r2_start:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
-.Laesgen_aesni_gcm_r2_start_aes128:
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
+.Laesgen_aesni_gcm_r2_start_aes_j0128:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rdi)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rdi)
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -4942,8 +5130,21 @@ aesgen_aesni_gcm_r2_start:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
-.Laesgen_aesni_gcm_r2_start_aes192:
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
+.Laesgen_aesni_gcm_r2_start_aes_j0192:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rdi)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rdi)
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -4970,8 +5171,8 @@ aesgen_aesni_gcm_r2_start:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
-.Laesgen_aesni_gcm_r2_start_aes_done:
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
+.Laesgen_aesni_gcm_r2_start_aes_j0_done:
 	movdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
@@ -5004,6 +5205,9 @@ aesgen_aesni_gcm_r2_start:
 	.p2align	4
 .Laesgen_aesni_gcm_r2_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_start_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.

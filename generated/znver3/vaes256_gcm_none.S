@@ -5632,221 +5632,219 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-224(%rcx), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-128(%rcx), %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	-64(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm10, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
@@ -5963,18 +5961,16 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpxor	%ymm4, %ymm2, %ymm2
 	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpslldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpsrldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vextracti128	$1, %ymm2, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
@@ -6453,8 +6449,8 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
@@ -6464,10 +6460,10 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
@@ -6475,157 +6471,155 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	64(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-64(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-64(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm11, %xmm12, %xmm12
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
@@ -6742,18 +6736,16 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpxor	%ymm4, %ymm2, %ymm2
 	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpslldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpsrldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vextracti128	$1, %ymm2, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
@@ -7209,201 +7201,199 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	32(%rdi), %ymm0
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	80(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	160(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	144(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpsrldq	$8, %ymm12, %ymm13
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0
@@ -7521,18 +7511,16 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	vpxor	%ymm4, %ymm2, %ymm2
 	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpslldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpsrldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vextracti128	$1, %ymm2, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
@@ -8010,221 +7998,219 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	32(%rsi), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	128(%rsi), %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	192(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm10, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
@@ -8594,8 +8580,8 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
@@ -8605,10 +8591,10 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
@@ -8616,157 +8602,155 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	64(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	192(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	192(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm11, %xmm12, %xmm12
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
@@ -9095,201 +9079,199 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	32(%rdi), %ymm0
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	80(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	160(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	144(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpsrldq	$8, %ymm12, %ymm13
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0

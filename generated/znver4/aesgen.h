@@ -381,8 +381,8 @@ int  aesgen_vaes256_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
 int  aesgen_vaes256_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_vaes256_gcm_r2_wipe(void *ctx);
 
-/* vaes512-gcm-none (AES-GCM (NIST SP 800-38D)): requires AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL; ctx 1664 bytes */
-#define AESGEN_VAES512_GCM_NONE_CTX_SIZE 1664
+/* vaes512-gcm-none (AES-GCM (NIST SP 800-38D)): requires AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL; ctx 2752 bytes */
+#define AESGEN_VAES512_GCM_NONE_CTX_SIZE 2752
 int  aesgen_vaes512_gcm_none_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_vaes512_gcm_none_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
@@ -396,8 +396,8 @@ int  aesgen_vaes512_gcm_none_finish_seal(void *ctx, uint8_t *tag, size_t tag_len
 int  aesgen_vaes512_gcm_none_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_vaes512_gcm_none_wipe(void *ctx);
 
-/* vaes512-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL; ctx 5888 bytes */
-#define AESGEN_VAES512_GCM_R1_CTX_SIZE 5888
+/* vaes512-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL; ctx 6976 bytes */
+#define AESGEN_VAES512_GCM_R1_CTX_SIZE 6976
 int  aesgen_vaes512_gcm_r1_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_vaes512_gcm_r1_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
@@ -411,8 +411,8 @@ int  aesgen_vaes512_gcm_r1_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
 int  aesgen_vaes512_gcm_r1_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_vaes512_gcm_r1_wipe(void *ctx);
 
-/* vaes512-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL; ctx 5888 bytes */
-#define AESGEN_VAES512_GCM_R2_CTX_SIZE 5888
+/* vaes512-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL; ctx 6976 bytes */
+#define AESGEN_VAES512_GCM_R2_CTX_SIZE 6976
 int  aesgen_vaes512_gcm_r2_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_vaes512_gcm_r2_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);

@@ -1622,10 +1622,22 @@ aesgen_aesni_gcm_r2_seal:
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_seal_aes128
+	je	.Laesgen_aesni_gcm_r2_seal_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_seal_aes192
-.Laesgen_aesni_gcm_r2_seal_aes256:
+	je	.Laesgen_aesni_gcm_r2_seal_aes_j0192
+.Laesgen_aesni_gcm_r2_seal_aes_j0256:
+	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1656,8 +1668,20 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
-.Laesgen_aesni_gcm_r2_seal_aes128:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done
+.Laesgen_aesni_gcm_r2_seal_aes_j0128:
+	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1680,8 +1704,20 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
-.Laesgen_aesni_gcm_r2_seal_aes192:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done
+.Laesgen_aesni_gcm_r2_seal_aes_j0192:
+	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1708,8 +1744,8 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
-.Laesgen_aesni_gcm_r2_seal_aes_done:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done
+.Laesgen_aesni_gcm_r2_seal_aes_j0_done:
 	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_data
 .Laesgen_aesni_gcm_r2_seal_general:
@@ -2033,10 +2069,22 @@ aesgen_aesni_gcm_r2_seal:
 .Laesgen_aesni_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_r2_seal_aes128_2
+	je	.Laesgen_aesni_gcm_r2_seal_aes_j0128_2
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_r2_seal_aes192_2
-.Laesgen_aesni_gcm_r2_seal_aes256_2:
+	je	.Laesgen_aesni_gcm_r2_seal_aes_j0192_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0256_2:
+	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2067,8 +2115,20 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done_2
-.Laesgen_aesni_gcm_r2_seal_aes128_2:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0128_2:
+	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2091,8 +2151,20 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done_2
-.Laesgen_aesni_gcm_r2_seal_aes192_2:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0192_2:
+	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2119,8 +2191,8 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done_2
-.Laesgen_aesni_gcm_r2_seal_aes_done_2:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2:
 	vmovdqa	%xmm0, 512(%rbx)
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
@@ -2528,6 +2600,9 @@ aesgen_aesni_gcm_r2_seal:
 	.p2align	4
 .Laesgen_aesni_gcm_r2_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_seal_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -3217,10 +3292,22 @@ aesgen_aesni_gcm_r2_open:
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes128
+	je	.Laesgen_aesni_gcm_r2_open_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes192
-.Laesgen_aesni_gcm_r2_open_aes256:
+	je	.Laesgen_aesni_gcm_r2_open_aes_j0192
+.Laesgen_aesni_gcm_r2_open_aes_j0256:
+	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3251,8 +3338,20 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
-.Laesgen_aesni_gcm_r2_open_aes128:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done
+.Laesgen_aesni_gcm_r2_open_aes_j0128:
+	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3275,8 +3374,20 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
-.Laesgen_aesni_gcm_r2_open_aes192:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done
+.Laesgen_aesni_gcm_r2_open_aes_j0192:
+	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3303,8 +3414,8 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
-.Laesgen_aesni_gcm_r2_open_aes_done:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done
+.Laesgen_aesni_gcm_r2_open_aes_j0_done:
 	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_data
 .Laesgen_aesni_gcm_r2_open_general:
@@ -3628,10 +3739,22 @@ aesgen_aesni_gcm_r2_open:
 .Laesgen_aesni_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes128_2
+	je	.Laesgen_aesni_gcm_r2_open_aes_j0128_2
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes192_2
-.Laesgen_aesni_gcm_r2_open_aes256_2:
+	je	.Laesgen_aesni_gcm_r2_open_aes_j0192_2
+.Laesgen_aesni_gcm_r2_open_aes_j0256_2:
+	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3662,8 +3785,20 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done_2
-.Laesgen_aesni_gcm_r2_open_aes128_2:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_open_aes_j0128_2:
+	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3686,8 +3821,20 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done_2
-.Laesgen_aesni_gcm_r2_open_aes192_2:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_open_aes_j0192_2:
+	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3714,8 +3861,8 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done_2
-.Laesgen_aesni_gcm_r2_open_aes_done_2:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_open_aes_j0_done_2:
 	vmovdqa	%xmm0, 512(%rbx)
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
@@ -4168,6 +4315,9 @@ aesgen_aesni_gcm_r2_open:
 	.p2align	4
 .Laesgen_aesni_gcm_r2_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_open_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -4503,10 +4653,22 @@ aesgen_aesni_gcm_r2_start:
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_start_aes128
+	je	.Laesgen_aesni_gcm_r2_start_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_start_aes192
-.Laesgen_aesni_gcm_r2_start_aes256:
+	je	.Laesgen_aesni_gcm_r2_start_aes_j0192
+.Laesgen_aesni_gcm_r2_start_aes_j0256:
+	vpand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4537,8 +4699,20 @@ aesgen_aesni_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
-.Laesgen_aesni_gcm_r2_start_aes128:
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
+.Laesgen_aesni_gcm_r2_start_aes_j0128:
+	vpand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4561,8 +4735,20 @@ aesgen_aesni_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
-.Laesgen_aesni_gcm_r2_start_aes192:
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
+.Laesgen_aesni_gcm_r2_start_aes_j0192:
+	vpand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 632(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4589,8 +4775,8 @@ aesgen_aesni_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
-.Laesgen_aesni_gcm_r2_start_aes_done:
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
+.Laesgen_aesni_gcm_r2_start_aes_j0_done:
 	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
@@ -4613,6 +4799,9 @@ aesgen_aesni_gcm_r2_start:
 	.p2align	4
 .Laesgen_aesni_gcm_r2_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_start_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.

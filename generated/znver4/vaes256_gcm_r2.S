@@ -1780,10 +1780,23 @@ aesgen_vaes256_gcm_r2_seal:
 .Laesgen_vaes256_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_r2_seal_aes128
+	je	.Laesgen_vaes256_gcm_r2_seal_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_r2_seal_aes192
-.Laesgen_vaes256_gcm_r2_seal_aes256:
+	je	.Laesgen_vaes256_gcm_r2_seal_aes_j0192
+.Laesgen_vaes256_gcm_r2_seal_aes_j0256:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1814,8 +1827,21 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done
-.Laesgen_vaes256_gcm_r2_seal_aes128:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done
+.Laesgen_vaes256_gcm_r2_seal_aes_j0128:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1838,8 +1864,21 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done
-.Laesgen_vaes256_gcm_r2_seal_aes192:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done
+.Laesgen_vaes256_gcm_r2_seal_aes_j0192:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1866,8 +1905,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done
-.Laesgen_vaes256_gcm_r2_seal_aes_done:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done
+.Laesgen_vaes256_gcm_r2_seal_aes_j0_done:
 	vmovdqa	%xmm0, 768(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_data
 .Laesgen_vaes256_gcm_r2_seal_general:
@@ -2191,10 +2230,23 @@ aesgen_vaes256_gcm_r2_seal:
 .Laesgen_vaes256_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_vaes256_gcm_r2_seal_aes128_2
+	je	.Laesgen_vaes256_gcm_r2_seal_aes_j0128_2
 	cmpl	$192, %edx
-	je	.Laesgen_vaes256_gcm_r2_seal_aes192_2
-.Laesgen_vaes256_gcm_r2_seal_aes256_2:
+	je	.Laesgen_vaes256_gcm_r2_seal_aes_j0192_2
+.Laesgen_vaes256_gcm_r2_seal_aes_j0256_2:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2225,8 +2277,21 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done_2
-.Laesgen_vaes256_gcm_r2_seal_aes128_2:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_seal_aes_j0128_2:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2249,8 +2314,21 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done_2
-.Laesgen_vaes256_gcm_r2_seal_aes192_2:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_seal_aes_j0192_2:
+	vpand	.Laesgen_vaes256_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2277,8 +2355,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done_2
-.Laesgen_vaes256_gcm_r2_seal_aes_done_2:
+	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_seal_aes_j0_done_2:
 	vmovdqa	%xmm0, 768(%rbx)
 	vmovdqa	800(%rbx), %xmm0
 	movq	864(%rbx), %rdx
@@ -2686,6 +2764,9 @@ aesgen_vaes256_gcm_r2_seal:
 	.p2align	4
 .Laesgen_vaes256_gcm_r2_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_seal_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -3375,10 +3456,23 @@ aesgen_vaes256_gcm_r2_open:
 .Laesgen_vaes256_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_r2_open_aes128
+	je	.Laesgen_vaes256_gcm_r2_open_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_r2_open_aes192
-.Laesgen_vaes256_gcm_r2_open_aes256:
+	je	.Laesgen_vaes256_gcm_r2_open_aes_j0192
+.Laesgen_vaes256_gcm_r2_open_aes_j0256:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3409,8 +3503,21 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done
-.Laesgen_vaes256_gcm_r2_open_aes128:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done
+.Laesgen_vaes256_gcm_r2_open_aes_j0128:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3433,8 +3540,21 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done
-.Laesgen_vaes256_gcm_r2_open_aes192:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done
+.Laesgen_vaes256_gcm_r2_open_aes_j0192:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3461,8 +3581,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done
-.Laesgen_vaes256_gcm_r2_open_aes_done:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done
+.Laesgen_vaes256_gcm_r2_open_aes_j0_done:
 	vmovdqa	%xmm0, 768(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_open_data
 .Laesgen_vaes256_gcm_r2_open_general:
@@ -3786,10 +3906,23 @@ aesgen_vaes256_gcm_r2_open:
 .Laesgen_vaes256_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_r2_open_aes128_2
+	je	.Laesgen_vaes256_gcm_r2_open_aes_j0128_2
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_r2_open_aes192_2
-.Laesgen_vaes256_gcm_r2_open_aes256_2:
+	je	.Laesgen_vaes256_gcm_r2_open_aes_j0192_2
+.Laesgen_vaes256_gcm_r2_open_aes_j0256_2:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3820,8 +3953,21 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done_2
-.Laesgen_vaes256_gcm_r2_open_aes128_2:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_open_aes_j0128_2:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3844,8 +3990,21 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done_2
-.Laesgen_vaes256_gcm_r2_open_aes192_2:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_open_aes_j0192_2:
+	vpand	.Laesgen_vaes256_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3872,8 +4031,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done_2
-.Laesgen_vaes256_gcm_r2_open_aes_done_2:
+	jmp	.Laesgen_vaes256_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes256_gcm_r2_open_aes_j0_done_2:
 	vmovdqa	%xmm0, 768(%rbx)
 	vmovdqa	800(%rbx), %xmm0
 	movq	864(%rbx), %rax
@@ -4326,6 +4485,9 @@ aesgen_vaes256_gcm_r2_open:
 	.p2align	4
 .Laesgen_vaes256_gcm_r2_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_open_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -4661,10 +4823,23 @@ aesgen_vaes256_gcm_r2_start:
 .Laesgen_vaes256_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_r2_start_aes128
+	je	.Laesgen_vaes256_gcm_r2_start_aes_j0128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_r2_start_aes192
-.Laesgen_vaes256_gcm_r2_start_aes256:
+	je	.Laesgen_vaes256_gcm_r2_start_aes_j0192
+.Laesgen_vaes256_gcm_r2_start_aes_j0256:
+	vpand	.Laesgen_vaes256_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4695,8 +4870,21 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_start_aes_done
-.Laesgen_vaes256_gcm_r2_start_aes128:
+	jmp	.Laesgen_vaes256_gcm_r2_start_aes_j0_done
+.Laesgen_vaes256_gcm_r2_start_aes_j0128:
+	vpand	.Laesgen_vaes256_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4719,8 +4907,21 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_start_aes_done
-.Laesgen_vaes256_gcm_r2_start_aes192:
+	jmp	.Laesgen_vaes256_gcm_r2_start_aes_j0_done
+.Laesgen_vaes256_gcm_r2_start_aes_j0192:
+	vpand	.Laesgen_vaes256_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 888(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4747,8 +4948,8 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r2_start_aes_done
-.Laesgen_vaes256_gcm_r2_start_aes_done:
+	jmp	.Laesgen_vaes256_gcm_r2_start_aes_j0_done
+.Laesgen_vaes256_gcm_r2_start_aes_j0_done:
 	vmovdqa	%xmm0, 768(%rdi)
 	xorl	%eax, %eax
 	vzeroall
@@ -4771,6 +4972,9 @@ aesgen_vaes256_gcm_r2_start:
 	.p2align	4
 .Laesgen_vaes256_gcm_r2_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_start_window_mask:
+	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -6165,191 +6369,189 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	960(%rdi), %ymm6, %ymm6
 	vmovdqu	-224(%rcx), %ymm13
 	vmovdqu	1184(%rdi,%r8,1), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	960(%rdi), %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpshufd	$78, %ymm13, %ymm14
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm13, %ymm14, %ymm14
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpxor	960(%rdi), %ymm9, %ymm9
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm10, %ymm10
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	80(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	128(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	144(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
 	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vbroadcasti128	176(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vbroadcasti128	192(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
+	vbroadcasti128	176(%rdi), %ymm0
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vbroadcasti128	192(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm10, %ymm10
+	vbroadcasti128	208(%rdi), %ymm0
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	224(%rdi), %ymm0
@@ -6423,8 +6625,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
 	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
@@ -6437,11 +6639,11 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
+	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm7, %ymm7
@@ -6451,221 +6653,219 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vbroadcasti128	16(%rdi), %ymm0
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vmovdqu	-192(%rcx), %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	960(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
 	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
 	vpxor	960(%rdi), %ymm2, %ymm2
-	vpxor	960(%rdi), %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	960(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
-	vmovdqu	-160(%rcx), %ymm0
-	vpxor	960(%rdi), %ymm4, %ymm4
-	vpxor	960(%rdi), %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
-	vpshufd	$78, %ymm0, %ymm13
-	vpxor	960(%rdi), %ymm5, %ymm5
-	vpxor	960(%rdi), %ymm6, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm6, %ymm6
-	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
-	vpxor	960(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
-	vpxor	%ymm14, %ymm10, %ymm10
-	vpxor	960(%rdi), %ymm7, %ymm7
-	vpxor	960(%rdi), %ymm8, %ymm8
-	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm12, %ymm12
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vmovdqu	-160(%rcx), %ymm0
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpshufd	$78, %ymm0, %ymm13
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
+	vpxor	%ymm0, %ymm11, %ymm11
 	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpxor	%ymm0, %ymm12, %ymm12
+	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-128(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	96(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	112(%rdi), %ymm0
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
 	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	144(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vbroadcasti128	160(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	176(%rdi), %ymm0
+	vbroadcasti128	144(%rdi), %ymm0
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm12, %xmm13
+	vbroadcasti128	160(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	176(%rdi), %ymm0
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpslldq	$8, %ymm12, %ymm13
 	vbroadcasti128	192(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vbroadcasti128	208(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpshufd	$78, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%xmm12, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
@@ -6740,221 +6940,219 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-224(%rcx), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-128(%rcx), %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	-64(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm10, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
@@ -7019,221 +7217,219 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-224(%rcx), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-128(%rcx), %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-128(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	-64(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm10, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
@@ -7372,18 +7568,16 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm4, %ymm2, %ymm2
 	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpslldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpsrldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vextracti128	$1, %ymm2, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
@@ -8205,23 +8399,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	960(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vmovdqu	1152(%rdi,%r8,1), %ymm6
-	vpshufd	$78, %ymm0, %ymm9
+	vpshufd	$78, %ymm0, %ymm13
 	vpxor	960(%rdi), %ymm6, %ymm6
-	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm0, %ymm13, %ymm13
 	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
-	vpxor	%ymm8, %ymm10, %ymm10
 	vpxor	960(%rdi), %ymm7, %ymm7
-	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
+	vpxor	%ymm8, %ymm10, %ymm10
 	vmovdqu	1216(%rdi,%r8,1), %ymm8
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
 	vpxor	960(%rdi), %ymm8, %ymm8
-	vpclmulqdq	$0, 544(%rdi), %ymm9, %ymm0
+	vpxor	%ymm0, %ymm11, %ymm11
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
-	vpxor	%ymm0, %ymm12, %ymm12
+	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm0
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vmovdqu	-192(%rcx), %ymm13
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vmovdqu	-192(%rcx), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
 	vpshufd	$78, %ymm13, %ymm14
@@ -8237,127 +8431,125 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
 	vmovdqu	-128(%rcx), %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpshufd	$78, %ymm13, %ymm14
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-64(%rcx), %ymm13
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm0
+	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	112(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-64(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	128(%rdi), %ymm0
-	vmovdqu	-32(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vbroadcasti128	144(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm12, %xmm13
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm11, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vbroadcasti128	160(%rdi), %ymm0
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -8433,205 +8625,203 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	-224(%rcx), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm13, %ymm14
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
 	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-160(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	960(%rdi), %ymm2, %ymm2
+	vpshufd	$78, %ymm13, %ymm0
 	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	960(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
-	vpxor	960(%rdi), %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	960(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vpxor	960(%rdi), %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
 	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 608(%rdi), %ymm0, %ymm0
-	vpxor	960(%rdi), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm12, %ymm12
 	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	960(%rdi), %ymm5, %ymm5
-	vmovdqu	-128(%rcx), %ymm0
 	vpxor	960(%rdi), %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
+	vmovdqu	-128(%rcx), %ymm0
 	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
-	vpshufd	$78, %ymm0, %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	960(%rdi), %ymm6, %ymm6
 	vpxor	960(%rdi), %ymm7, %ymm7
-	vpxor	%ymm0, %ymm13, %ymm13
+	vpshufd	$78, %ymm0, %ymm13
 	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
-	vpclmulqdq	$0, 384(%rdi), %ymm0, %ymm14
+	vpxor	%ymm0, %ymm13, %ymm13
 	vpxor	960(%rdi), %ymm7, %ymm7
 	vpxor	960(%rdi), %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm0, %ymm14
 	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
-	vpclmulqdq	$17, 384(%rdi), %ymm0, %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm0, %ymm0
 	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
-	vpclmulqdq	$0, 640(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	96(%rdi), %ymm0
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	112(%rdi), %ymm0
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vbroadcasti128	96(%rdi), %ymm0
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm10, %xmm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm12, %xmm13
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm10, %xmm12, %xmm12
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm9, %ymm9
@@ -8715,8 +8905,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
@@ -8726,10 +8916,10 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
@@ -8737,157 +8927,155 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	64(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-64(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-64(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm11, %xmm12, %xmm12
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
@@ -8958,8 +9146,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
@@ -8969,10 +9157,10 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
@@ -8980,157 +9168,155 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	64(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-64(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-64(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm11, %xmm12, %xmm12
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
@@ -9269,18 +9455,16 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm4, %ymm2, %ymm2
 	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpslldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpsrldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vextracti128	$1, %ymm2, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
@@ -10115,8 +10299,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
 	vmovdqu	1120(%rdi,%r8,1), %ymm5
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpxor	960(%rdi), %ymm5, %ymm5
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vmovdqu	-224(%rcx), %ymm0
 	vpxor	960(%rdi), %ymm6, %ymm6
@@ -10130,12 +10314,12 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm9, %ymm10, %ymm10
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
-	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
@@ -10147,14 +10331,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
@@ -10162,134 +10346,132 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-96(%rcx), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	112(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-96(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm10, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm11, %ymm12, %ymm12
 	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	192(%rdi), %ymm0
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm3, %ymm3
@@ -10365,223 +10547,221 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
+	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	16(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	-192(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	960(%rdi), %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm2, %ymm2
-	vmovdqu	-160(%rcx), %ymm0
-	vpxor	960(%rdi), %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm3, %ymm3
-	vpshufd	$78, %ymm0, %ymm13
-	vpxor	960(%rdi), %ymm4, %ymm4
-	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm4, %ymm4
-	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
-	vpxor	960(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
-	vpxor	%ymm14, %ymm10, %ymm10
-	vpxor	960(%rdi), %ymm5, %ymm5
-	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
-	vpxor	960(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	960(%rdi), %ymm6, %ymm6
-	vpxor	960(%rdi), %ymm7, %ymm7
-	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	960(%rdi), %ymm7, %ymm7
-	vpxor	960(%rdi), %ymm8, %ymm8
-	vmovdqu	-128(%rcx), %ymm13
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	960(%rdi), %ymm8, %ymm8
-	vpxor	960(%rdi), %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vmovdqu	-160(%rcx), %ymm0
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpshufd	$78, %ymm0, %ymm13
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpxor	%ymm14, %ymm10, %ymm10
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	%ymm0, %ymm11, %ymm11
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	-128(%rcx), %ymm13
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpshufd	$78, %ymm13, %ymm14
+	vpxor	960(%rdi), %ymm9, %ymm9
+	vbroadcasti128	48(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-64(%rcx), %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-64(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	112(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm10, %xmm13
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm15, %ymm10, %ymm10
+	vbroadcasti128	144(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	160(%rdi), %ymm0
+	vpxor	%ymm11, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm12, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vextracti128	$1, %ymm10, %xmm12
 	vbroadcasti128	176(%rdi), %ymm0
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
@@ -10661,201 +10841,199 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	32(%rdi), %ymm0
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	80(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	160(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	144(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpsrldq	$8, %ymm12, %ymm13
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0
@@ -10922,201 +11100,199 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-192(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	32(%rdi), %ymm0
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	-160(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	80(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	160(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqu	-32(%rcx), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	144(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpsrldq	$8, %ymm12, %ymm13
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0
@@ -11256,18 +11432,16 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm4, %ymm2, %ymm2
 	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpslldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpsrldq	$8, %ymm0, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vextracti128	$1, %ymm2, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
@@ -11766,191 +11940,189 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	960(%rdi), %ymm6, %ymm6
 	vmovdqu	32(%rsi), %ymm13
 	vmovdqu	1184(%rdi,%r8,1), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	960(%rdi), %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpshufd	$78, %ymm13, %ymm14
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm13, %ymm14, %ymm14
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpxor	960(%rdi), %ymm9, %ymm9
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm10, %ymm10
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	80(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	128(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	144(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
 	vbroadcasti128	160(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vbroadcasti128	176(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vbroadcasti128	192(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
+	vbroadcasti128	176(%rdi), %ymm0
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vbroadcasti128	192(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm10, %ymm10
+	vbroadcasti128	208(%rdi), %ymm0
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	224(%rdi), %ymm0
@@ -12024,8 +12196,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
 	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
@@ -12038,11 +12210,11 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
+	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm7, %ymm7
@@ -12052,221 +12224,219 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vbroadcasti128	16(%rdi), %ymm0
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vmovdqu	64(%rsi), %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	960(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
 	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
 	vpxor	960(%rdi), %ymm2, %ymm2
-	vpxor	960(%rdi), %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	960(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
-	vmovdqu	96(%rsi), %ymm0
-	vpxor	960(%rdi), %ymm4, %ymm4
-	vpxor	960(%rdi), %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
-	vpshufd	$78, %ymm0, %ymm13
-	vpxor	960(%rdi), %ymm5, %ymm5
-	vpxor	960(%rdi), %ymm6, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm6, %ymm6
-	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
-	vpxor	960(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
-	vpxor	%ymm14, %ymm10, %ymm10
-	vpxor	960(%rdi), %ymm7, %ymm7
-	vpxor	960(%rdi), %ymm8, %ymm8
-	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm12, %ymm12
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vmovdqu	96(%rsi), %ymm0
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpshufd	$78, %ymm0, %ymm13
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
+	vpxor	%ymm0, %ymm11, %ymm11
 	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpxor	%ymm0, %ymm12, %ymm12
+	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	128(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	96(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	112(%rdi), %ymm0
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
 	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	144(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vbroadcasti128	160(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	176(%rdi), %ymm0
+	vbroadcasti128	144(%rdi), %ymm0
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm11, %xmm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm12, %xmm13
+	vbroadcasti128	160(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	176(%rdi), %ymm0
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpslldq	$8, %ymm12, %ymm13
 	vbroadcasti128	192(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vbroadcasti128	208(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpshufd	$78, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%xmm12, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
@@ -12341,221 +12511,219 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	32(%rsi), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	128(%rsi), %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	192(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm10, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
@@ -12620,221 +12788,219 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	32(%rsi), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	128(%rsi), %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	128(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
 	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	192(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm10, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	208(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %xmm10, %xmm10
 	vbroadcasti128	224(%rdi), %ymm0
@@ -13233,23 +13399,23 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	960(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vmovdqu	1152(%rdi,%r8,1), %ymm6
-	vpshufd	$78, %ymm0, %ymm9
+	vpshufd	$78, %ymm0, %ymm13
 	vpxor	960(%rdi), %ymm6, %ymm6
-	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm0, %ymm13, %ymm13
 	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
-	vpxor	%ymm8, %ymm10, %ymm10
 	vpxor	960(%rdi), %ymm7, %ymm7
-	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
+	vpxor	%ymm8, %ymm10, %ymm10
 	vmovdqu	1216(%rdi,%r8,1), %ymm8
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
 	vpxor	960(%rdi), %ymm8, %ymm8
-	vpclmulqdq	$0, 544(%rdi), %ymm9, %ymm0
+	vpxor	%ymm0, %ymm11, %ymm11
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
-	vpxor	%ymm0, %ymm12, %ymm12
+	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm0
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vmovdqu	64(%rsi), %ymm13
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
+	vmovdqu	64(%rsi), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
 	vpshufd	$78, %ymm13, %ymm14
@@ -13265,127 +13431,125 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
 	vmovdqu	128(%rsi), %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpshufd	$78, %ymm13, %ymm14
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	192(%rsi), %ymm13
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm0
+	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	112(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	192(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	128(%rdi), %ymm0
-	vmovdqu	224(%rsi), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vbroadcasti128	144(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm12, %xmm13
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm11, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vbroadcasti128	160(%rdi), %ymm0
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenclast	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm4, %ymm4
@@ -13461,205 +13625,203 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	32(%rsi), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm13, %ymm14
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
 	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	96(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	960(%rdi), %ymm2, %ymm2
+	vpshufd	$78, %ymm13, %ymm0
 	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	960(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
-	vpxor	960(%rdi), %ymm3, %ymm3
-	vpxor	%ymm14, %ymm10, %ymm10
 	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	960(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vpxor	960(%rdi), %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
 	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 608(%rdi), %ymm0, %ymm0
-	vpxor	960(%rdi), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm12, %ymm12
 	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	960(%rdi), %ymm5, %ymm5
-	vmovdqu	128(%rsi), %ymm0
 	vpxor	960(%rdi), %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
+	vmovdqu	128(%rsi), %ymm0
 	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
-	vpshufd	$78, %ymm0, %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	960(%rdi), %ymm6, %ymm6
 	vpxor	960(%rdi), %ymm7, %ymm7
-	vpxor	%ymm0, %ymm13, %ymm13
+	vpshufd	$78, %ymm0, %ymm13
 	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
-	vpclmulqdq	$0, 384(%rdi), %ymm0, %ymm14
+	vpxor	%ymm0, %ymm13, %ymm13
 	vpxor	960(%rdi), %ymm7, %ymm7
 	vpxor	960(%rdi), %ymm8, %ymm8
-	vpxor	%ymm14, %ymm10, %ymm10
+	vpclmulqdq	$0, 384(%rdi), %ymm0, %ymm14
 	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
-	vpclmulqdq	$17, 384(%rdi), %ymm0, %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpclmulqdq	$17, 384(%rdi), %ymm0, %ymm0
 	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
-	vpclmulqdq	$0, 640(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	80(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	96(%rdi), %ymm0
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	112(%rdi), %ymm0
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vbroadcasti128	96(%rdi), %ymm0
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm10, %xmm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm12, %xmm13
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm10, %xmm12, %xmm12
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm9, %ymm9
@@ -13743,8 +13905,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
@@ -13754,10 +13916,10 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
@@ -13765,157 +13927,155 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	64(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	192(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	192(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm11, %xmm12, %xmm12
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
@@ -13986,8 +14146,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
@@ -13997,10 +14157,10 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	%ymm0, %ymm7, %ymm7
@@ -14008,157 +14168,155 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	16(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	64(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	192(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	192(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm11, %xmm12, %xmm12
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	160(%rdi), %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm2, %ymm2
@@ -14516,8 +14674,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
 	vmovdqu	1120(%rdi,%r8,1), %ymm5
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpxor	960(%rdi), %ymm5, %ymm5
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vmovdqu	32(%rsi), %ymm0
 	vpxor	960(%rdi), %ymm6, %ymm6
@@ -14531,12 +14689,12 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm9, %ymm10, %ymm10
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
-	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm3, %ymm3
@@ -14548,14 +14706,14 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
@@ -14563,134 +14721,132 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	160(%rsi), %ymm13
+	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	112(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	160(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	128(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm10, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm11, %ymm12, %ymm12
 	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm13, %xmm11, %xmm11
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm10, %xmm12
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm12, %xmm11, %xmm11
 	vbroadcasti128	192(%rdi), %ymm0
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenclast	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%ymm0, %ymm3, %ymm3
@@ -14766,223 +14922,221 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
+	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm0, %ymm4, %ymm4
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
 	vbroadcasti128	16(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vmovdqu	64(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	960(%rdi), %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm2, %ymm2
-	vmovdqu	96(%rsi), %ymm0
-	vpxor	960(%rdi), %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm3, %ymm3
-	vpshufd	$78, %ymm0, %ymm13
-	vpxor	960(%rdi), %ymm4, %ymm4
-	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm4, %ymm4
-	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
-	vpxor	960(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
-	vpxor	%ymm14, %ymm10, %ymm10
-	vpxor	960(%rdi), %ymm5, %ymm5
-	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
-	vpxor	960(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	960(%rdi), %ymm6, %ymm6
-	vpxor	960(%rdi), %ymm7, %ymm7
-	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	960(%rdi), %ymm7, %ymm7
-	vpxor	960(%rdi), %ymm8, %ymm8
-	vmovdqu	128(%rsi), %ymm13
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	960(%rdi), %ymm8, %ymm8
-	vpxor	960(%rdi), %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
-	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vmovdqu	96(%rsi), %ymm0
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpshufd	$78, %ymm0, %ymm13
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpxor	%ymm14, %ymm10, %ymm10
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	%ymm0, %ymm11, %ymm11
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	128(%rsi), %ymm13
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpshufd	$78, %ymm13, %ymm14
+	vpxor	960(%rdi), %ymm9, %ymm9
+	vbroadcasti128	48(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
 	vbroadcasti128	64(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm2, %ymm2
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	192(%rsi), %ymm13
 	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	192(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	112(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vextracti128	$1, %ymm10, %xmm13
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vextracti128	$1, %ymm11, %xmm13
+	vpxor	%ymm15, %ymm10, %ymm10
+	vbroadcasti128	144(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	160(%rdi), %ymm0
+	vpxor	%ymm11, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vextracti128	$1, %ymm12, %xmm13
+	vpslldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpsrldq	$8, %ymm12, %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vextracti128	$1, %ymm10, %xmm12
 	vbroadcasti128	176(%rdi), %ymm0
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpsrldq	$8, %xmm12, %xmm13
+	vextracti128	$1, %ymm11, %xmm12
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%ymm0, %ymm8, %ymm8
@@ -15062,201 +15216,199 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	32(%rdi), %ymm0
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	80(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	160(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	144(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpsrldq	$8, %ymm12, %ymm13
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0
@@ -15323,201 +15475,199 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
 	vpxor	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
 	vpxor	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	64(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	32(%rdi), %ymm0
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vmovdqu	96(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
 	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm6, %ymm6
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
 	vbroadcasti128	80(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
 	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vpxor	%ymm13, %ymm11, %ymm11
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
 	vbroadcasti128	112(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
 	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
 	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
 	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	160(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqu	224(%rsi), %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm10, %xmm12, %xmm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	144(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm11, %xmm12, %xmm12
+	vpshufd	$78, %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
 	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
 	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpslldq	$8, %ymm12, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpsrldq	$8, %ymm12, %ymm13
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm10, %xmm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vextracti128	$1, %ymm11, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vbroadcasti128	192(%rdi), %ymm0

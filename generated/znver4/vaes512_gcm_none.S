@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
- *   Context: 1664 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 2752 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes512_gcm_none_init   requires AESNI, AVX, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
@@ -46,7 +46,7 @@ aesgen_vaes512_gcm_none_init:
 .Laesgen_vaes512_gcm_none_init_accepted:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$26, %rcx
+	movq	$43, %rcx
 .Laesgen_vaes512_gcm_none_init_zero:
 	vmovdqu64	%zmm0, (%rax)
 	addq	$64, %rax
@@ -767,10 +767,10 @@ aesgen_vaes512_gcm_none_init:
 	vporq	%xmm1, %xmm0, %xmm0
 	vpandq	.Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqa64	%xmm0, 1280(%rdi)
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1328(%rdi)
+	vmovdqa64	%xmm1, 2384(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -787,550 +787,470 @@ aesgen_vaes512_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxorq	%xmm3, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 736(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1312(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 720(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1296(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 704(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1280(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 688(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1264(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 672(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2368(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 1248(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 656(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2352(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1232(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 640(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2336(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 1216(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 624(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2320(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1200(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 608(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2304(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 1184(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 592(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2288(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1168(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 576(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2272(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 1152(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 560(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2256(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1136(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 544(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2240(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 1120(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 528(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2224(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1104(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 512(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2208(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 1088(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 496(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2192(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1072(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 480(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2176(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 1056(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 464(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2160(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1040(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 448(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2144(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 1024(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 432(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2128(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1008(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 416(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2112(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 992(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 400(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2096(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 976(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 384(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2080(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 960(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 368(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2064(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 944(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 352(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2048(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 928(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 336(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2032(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 912(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 320(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2016(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 896(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 304(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 880(%rdi)
+	vmovdqa64	%xmm1, 2000(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1347,10 +1267,10 @@ aesgen_vaes512_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 288(%rdi)
+	vmovdqa64	%xmm1, 880(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 864(%rdi)
+	vmovdqa64	%xmm2, 1984(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1367,30 +1287,770 @@ aesgen_vaes512_gcm_none_init:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 272(%rdi)
+	vmovdqa64	%xmm2, 864(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 848(%rdi)
+	vmovdqa64	%xmm1, 1968(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm2, %xmm0
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 848(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1952(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 832(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1936(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 816(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1920(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 800(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1904(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 784(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1888(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 768(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1872(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 752(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1856(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 736(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1840(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 720(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1824(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 704(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1808(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 688(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1792(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 672(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1776(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 656(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 640(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1744(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 624(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 608(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1712(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 592(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1696(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 576(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1680(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 560(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1664(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 544(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1648(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 528(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1632(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 512(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1616(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 496(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 480(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1584(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 464(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1568(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 448(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1552(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 432(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1536(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 416(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1520(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 400(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1504(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 384(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1488(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 368(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1472(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 352(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1456(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 336(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1440(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 320(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1424(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 304(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1408(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 288(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1392(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 272(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1376(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm2, %xmm2
 	vpsrldq	$8, %xmm4, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 256(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 832(%rdi)
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 256(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1360(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -1420,64 +2080,62 @@ aesgen_vaes512_gcm_none_seal:
 	pushq	%rbx
 	pushq	%rbp
 	pushq	%r12
-	pushq	%r13
 	movq	%rdi, %rbx
-	movq	%r8, %rax
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_refuse
-	movq	64(%rsp), %rdi
-	cmpq	$4, %rdi
+	movq	56(%rsp), %rax
+	cmpq	$4, %rax
 	jb	.Laesgen_vaes512_gcm_none_seal_refuse
-	cmpq	$16, %rdi
+	cmpq	$16, %rax
 	ja	.Laesgen_vaes512_gcm_none_seal_refuse
-	movabsq	$0x1fffffffffffffff, %rdi
+	movabsq	$0x1fffffffffffffff, %rax
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes512_gcm_none_seal_refuse
+	movq	32(%rsp), %rax
+	movabsq	$0xfffffffe0, %rdi
 	cmpq	%rdi, %rax
-	ja	.Laesgen_vaes512_gcm_none_seal_refuse
-	movq	40(%rsp), %rdi
-	movabsq	$0xfffffffe0, %r10
-	cmpq	%r10, %rdi
 	ja	.Laesgen_vaes512_gcm_none_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_vaes512_gcm_none_seal_refuse
-	movq	40(%rsp), %rdi
+	movq	32(%rsp), %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_seal_general
-	cmpq	$16, %rax
+	cmpq	$16, %r8
 	ja	.Laesgen_vaes512_gcm_none_seal_general
-	cmpq	$64, %rdi
+	cmpq	$64, %rax
 	ja	.Laesgen_vaes512_gcm_none_seal_record
-	movq	48(%rsp), %rdx
-	movq	%rdi, %r8
-	shlq	$3, %r8
-	movq	%rax, %r10
+	movq	40(%rsp), %rdx
+	movq	%rax, %rdi
+	shlq	$3, %rdi
+	movq	%r8, %r10
 	shlq	$3, %r10
-	vmovq	%r8, %xmm0
+	vmovq	%rdi, %xmm0
 	vmovq	%r10, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 1328(%rbx), %xmm1, %xmm1
-	leaq	15(%rdi), %r8
-	andq	$-16, %r8
-	negq	%r8
-	leaq	736(%rbx,%r8,1), %r8
+	vpclmulqdq	$0, 1280(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$17, 1280(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 2384(%rbx), %xmm1, %xmm1
+	leaq	15(%rax), %rdi
+	andq	$-16, %rdi
+	negq	%rdi
+	leaq	1264(%rbx,%rdi,1), %rdi
 	movq	$-1, %r10
-	bzhiq	%rax, %r10, %r10
+	bzhiq	%r8, %r10, %r10
 	kmovq	%r10, %k1
 	vmovdqu8	(%rcx), %xmm3{%k1}{z}
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, (%r8), %xmm3, %xmm5
+	vpclmulqdq	$0, (%rdi), %xmm3, %xmm5
 	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, (%r8), %xmm3, %xmm3
+	vpclmulqdq	$17, (%rdi), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 576(%r8), %xmm4, %xmm3
+	vpclmulqdq	$0, 1104(%rdi), %xmm4, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm3
+	movq	(%rsi), %rcx
+	vmovq	%rcx, %xmm3
 	vmovd	8(%rsi), %xmm4
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm3, %xmm4
@@ -1485,10 +2143,10 @@ aesgen_vaes512_gcm_none_seal:
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter3(%rip), %xmm3, %xmm6
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter4(%rip), %xmm3, %xmm7
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter5(%rip), %xmm3, %xmm3
-	movl	240(%rbx), %eax
-	cmpl	$128, %eax
+	movl	240(%rbx), %ecx
+	cmpl	$128, %ecx
 	je	.Laesgen_vaes512_gcm_none_seal_short128
-	cmpl	$192, %eax
+	cmpl	$192, %ecx
 	je	.Laesgen_vaes512_gcm_none_seal_short192
 .Laesgen_vaes512_gcm_none_seal_short256:
 	vmovdqa64	(%rbx), %xmm8
@@ -1731,9 +2389,9 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenclast	%xmm8, %xmm3, %xmm3
 	jmp	.Laesgen_vaes512_gcm_none_seal_short_keystream
 .Laesgen_vaes512_gcm_none_seal_short_keystream:
-	cmpq	$0, %rdi
+	cmpq	$0, %rax
 	jbe	.Laesgen_vaes512_gcm_none_seal_short_hashed
-	cmpq	$16, %rdi
+	cmpq	$16, %rax
 	jae	.Laesgen_vaes512_gcm_none_seal_short_whole1
 	vmovdqa64	%xmm5, %xmm3
 	jmp	.Laesgen_vaes512_gcm_none_seal_short_partial
@@ -1744,15 +2402,15 @@ aesgen_vaes512_gcm_none_seal:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm8, %xmm8
 	vpshufd	$78, %xmm8, %xmm5
 	vpxorq	%xmm8, %xmm5, %xmm5
-	vpclmulqdq	$0, 16(%r8), %xmm8, %xmm9
+	vpclmulqdq	$0, 16(%rdi), %xmm8, %xmm9
 	vpxorq	%xmm9, %xmm2, %xmm2
-	vpclmulqdq	$17, 16(%r8), %xmm8, %xmm8
+	vpclmulqdq	$17, 16(%rdi), %xmm8, %xmm8
 	vpxorq	%xmm8, %xmm0, %xmm0
-	vpclmulqdq	$0, 592(%r8), %xmm5, %xmm5
+	vpclmulqdq	$0, 1120(%rdi), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
-	cmpq	$16, %rdi
+	cmpq	$16, %rax
 	jbe	.Laesgen_vaes512_gcm_none_seal_short_hashed
-	cmpq	$32, %rdi
+	cmpq	$32, %rax
 	jae	.Laesgen_vaes512_gcm_none_seal_short_whole2
 	vmovdqa64	%xmm6, %xmm3
 	jmp	.Laesgen_vaes512_gcm_none_seal_short_partial
@@ -1763,15 +2421,15 @@ aesgen_vaes512_gcm_none_seal:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
 	vpshufd	$78, %xmm5, %xmm6
 	vpxorq	%xmm5, %xmm6, %xmm6
-	vpclmulqdq	$0, 32(%r8), %xmm5, %xmm8
+	vpclmulqdq	$0, 32(%rdi), %xmm5, %xmm8
 	vpxorq	%xmm8, %xmm2, %xmm2
-	vpclmulqdq	$17, 32(%r8), %xmm5, %xmm5
+	vpclmulqdq	$17, 32(%rdi), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 1136(%rdi), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
-	cmpq	$32, %rdi
+	cmpq	$32, %rax
 	jbe	.Laesgen_vaes512_gcm_none_seal_short_hashed
-	cmpq	$48, %rdi
+	cmpq	$48, %rax
 	jae	.Laesgen_vaes512_gcm_none_seal_short_whole3
 	vmovdqa64	%xmm7, %xmm3
 	jmp	.Laesgen_vaes512_gcm_none_seal_short_partial
@@ -1782,15 +2440,15 @@ aesgen_vaes512_gcm_none_seal:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
 	vpshufd	$78, %xmm5, %xmm6
 	vpxorq	%xmm5, %xmm6, %xmm6
-	vpclmulqdq	$0, 48(%r8), %xmm5, %xmm7
+	vpclmulqdq	$0, 48(%rdi), %xmm5, %xmm7
 	vpxorq	%xmm7, %xmm2, %xmm2
-	vpclmulqdq	$17, 48(%r8), %xmm5, %xmm5
+	vpclmulqdq	$17, 48(%rdi), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 624(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 1152(%rdi), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
-	cmpq	$48, %rdi
+	cmpq	$48, %rax
 	jbe	.Laesgen_vaes512_gcm_none_seal_short_hashed
-	cmpq	$64, %rdi
+	cmpq	$64, %rax
 	jae	.Laesgen_vaes512_gcm_none_seal_short_whole4
 	vmovdqa64	%xmm3, %xmm3
 	jmp	.Laesgen_vaes512_gcm_none_seal_short_partial
@@ -1801,15 +2459,14 @@ aesgen_vaes512_gcm_none_seal:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
 	vpshufd	$78, %xmm5, %xmm3
 	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$0, 64(%r8), %xmm5, %xmm6
+	vpclmulqdq	$0, 64(%rdi), %xmm5, %xmm6
 	vpxorq	%xmm6, %xmm2, %xmm2
-	vpclmulqdq	$17, 64(%r8), %xmm5, %xmm5
+	vpclmulqdq	$17, 64(%rdi), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 640(%r8), %xmm3, %xmm3
+	vpclmulqdq	$0, 1168(%rdi), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 .Laesgen_vaes512_gcm_none_seal_short_hashed:
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
+	vpternlogd	$150, %xmm0, %xmm2, %xmm1
 	vpslldq	$8, %xmm1, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpsrldq	$8, %xmm1, %xmm3
@@ -1825,62 +2482,62 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_seal_short_done
 .Laesgen_vaes512_gcm_none_seal_short_partial:
-	movq	%rdi, %rax
-	andq	$15, %rax
-	andq	$-16, %rdi
-	leaq	(%r9,%rdi,1), %rcx
-	leaq	(%rdx,%rdi,1), %rdx
-	movq	$-1, %rsi
-	bzhiq	%rax, %rsi, %rsi
-	kmovq	%rsi, %k1
-	vmovdqu8	(%rcx), %xmm5{%k1}{z}
+	movq	%rax, %rcx
+	andq	$15, %rcx
+	movq	%rax, %rsi
+	andq	$-16, %rsi
+	leaq	(%r9,%rsi,1), %rax
+	leaq	(%rdx,%rsi,1), %rdx
+	movq	$-1, %r8
+	bzhiq	%rcx, %r8, %r8
+	kmovq	%r8, %k1
+	vmovdqu8	(%rax), %xmm5{%k1}{z}
 	vpxorq	%xmm3, %xmm5, %xmm3
 	vmovdqu8	%xmm3, %xmm3{%k1}{z}
 	vmovdqa64	%xmm3, %xmm5
-	movq	$-1, %rcx
-	bzhiq	%rax, %rcx, %rcx
-	kmovq	%rcx, %k1
+	movq	$-1, %rax
+	bzhiq	%rcx, %rax, %rax
+	kmovq	%rax, %k1
 	vmovdqu8	%xmm3, (%rdx){%k1}
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	leaq	16(%r8,%rdi,1), %rdi
+	leaq	16(%rdi,%rsi,1), %rsi
 	vpshufd	$78, %xmm5, %xmm3
 	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$0, (%rdi), %xmm5, %xmm6
+	vpclmulqdq	$0, (%rsi), %xmm5, %xmm6
 	vpxorq	%xmm6, %xmm2, %xmm2
-	vpclmulqdq	$17, (%rdi), %xmm5, %xmm5
+	vpclmulqdq	$17, (%rsi), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 1104(%rsi), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	jmp	.Laesgen_vaes512_gcm_none_seal_short_hashed
 .Laesgen_vaes512_gcm_none_seal_short_done:
-	movq	56(%rsp), %rax
-	movq	64(%rsp), %rcx
+	movq	48(%rsp), %rax
+	movq	56(%rsp), %rcx
 	movq	$-1, %rdx
 	bzhiq	%rcx, %rdx, %rdx
 	kmovq	%rdx, %k1
 	vmovdqu8	%xmm0, (%rax){%k1}
 	xorl	%eax, %eax
 	vzeroall
-	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes512_gcm_none_seal_record:
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm0
+	movq	(%rsi), %rax
+	vmovq	%rax, %xmm0
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
-	movq	$-1, %rdx
-	bzhiq	%rax, %rdx, %rdx
-	kmovq	%rdx, %k1
+	movq	$-1, %rax
+	bzhiq	%r8, %rax, %rax
+	kmovq	%rax, %k1
 	vmovdqu8	(%rcx), %xmm1{%k1}{z}
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 1280(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 1280(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm1
 	vpxorq	%xmm1, %xmm2, %xmm2
@@ -1893,15 +2550,15 @@ aesgen_vaes512_gcm_none_seal:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1568(%rbx)
+	vmovdqa64	%xmm2, 2656(%rbx)
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rbx)
-	movq	%rax, 1632(%rbx)
-	movq	$0, 1640(%rbx)
-	movq	$1, 1648(%rbx)
+	vmovdqa64	%xmm1, 2672(%rbx)
+	movq	%r8, 2720(%rbx)
+	movq	$0, 2728(%rbx)
+	movq	$1, 2736(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1552(%rbx)
+	vmovdqa64	%xmm1, 2640(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_seal_aes128
@@ -1992,77 +2649,77 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done
 .Laesgen_vaes512_gcm_none_seal_aes_done:
-	vmovdqa64	%xmm0, 1536(%rbx)
+	vmovdqa64	%xmm0, 2624(%rbx)
 	jmp	.Laesgen_vaes512_gcm_none_seal_data
 .Laesgen_vaes512_gcm_none_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1568(%rbx)
-	vmovdqa64	%xmm0, 1584(%rbx)
-	movq	$0, 1632(%rbx)
-	movq	$0, 1640(%rbx)
-	movq	$0, 1648(%rbx)
+	vmovdqa64	%xmm0, 2656(%rbx)
+	vmovdqa64	%xmm0, 2672(%rbx)
+	movq	$0, 2720(%rbx)
+	movq	$0, 2728(%rbx)
+	movq	$0, 2736(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_seal_long_nonce
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm0
+	movq	(%rsi), %rax
+	vmovq	%rax, %xmm0
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_seal_have_j0
 .Laesgen_vaes512_gcm_none_seal_long_nonce:
-	movq	%rdx, %rdi
-	shlq	$3, %rdi
-	vmovdqa64	1568(%rbx), %xmm0
-	movq	1640(%rbx), %r10
-	addq	%rdx, 1640(%rbx)
-	andq	$15, %r10
+	movq	%rdx, %rax
+	shlq	$3, %rax
+	vmovdqa64	2656(%rbx), %xmm0
+	movq	2728(%rbx), %rdi
+	addq	%rdx, 2728(%rbx)
+	andq	$15, %rdi
 	je	.Laesgen_vaes512_gcm_none_seal_whole
-	movq	$16, %r11
-	subq	%r10, %r11
-	cmpq	%rdx, %r11
-	cmovaq	%rdx, %r11
-	leaq	1584(%rbx,%r10,1), %r12
-	movq	%rsi, %rbp
-	testq	$8, %r11
+	movq	$16, %r10
+	subq	%rdi, %r10
+	cmpq	%rdx, %r10
+	cmovaq	%rdx, %r10
+	leaq	2672(%rbx,%rdi,1), %rbp
+	movq	%rsi, %r11
+	testq	$8, %r10
 	je	.Laesgen_vaes512_gcm_none_seal_no8
-	movq	(%rbp), %r13
-	movq	%r13, (%r12)
+	movq	(%r11), %r12
+	movq	%r12, (%rbp)
+	addq	$8, %r11
 	addq	$8, %rbp
-	addq	$8, %r12
 .Laesgen_vaes512_gcm_none_seal_no8:
-	testq	$4, %r11
+	testq	$4, %r10
 	je	.Laesgen_vaes512_gcm_none_seal_no4
-	movl	(%rbp), %r13d
-	movl	%r13d, (%r12)
+	movl	(%r11), %r12d
+	movl	%r12d, (%rbp)
+	addq	$4, %r11
 	addq	$4, %rbp
-	addq	$4, %r12
 .Laesgen_vaes512_gcm_none_seal_no4:
-	testq	$2, %r11
+	testq	$2, %r10
 	je	.Laesgen_vaes512_gcm_none_seal_no2
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-	movzbl	1(%rbp), %r13d
-	movb	%r13b, 1(%r12)
+	movzbl	(%r11), %r12d
+	movb	%r12b, (%rbp)
+	movzbl	1(%r11), %r12d
+	movb	%r12b, 1(%rbp)
+	addq	$2, %r11
 	addq	$2, %rbp
-	addq	$2, %r12
 .Laesgen_vaes512_gcm_none_seal_no2:
-	testq	$1, %r11
+	testq	$1, %r10
 	je	.Laesgen_vaes512_gcm_none_seal_no1
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
+	movzbl	(%r11), %r12d
+	movb	%r12b, (%rbp)
 .Laesgen_vaes512_gcm_none_seal_no1:
-	addq	%r11, %rsi
-	subq	%r11, %rdx
-	addq	%r11, %r10
-	cmpq	$16, %r10
+	addq	%r10, %rsi
+	subq	%r10, %rdx
+	addq	%r10, %rdi
+	cmpq	$16, %rdi
 	jne	.Laesgen_vaes512_gcm_none_seal_absorbed
-	vmovdqa64	1584(%rbx), %xmm1
+	vmovdqa64	2672(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2077,94 +2734,93 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rbx)
+	vmovdqa64	%xmm1, 2672(%rbx)
 .Laesgen_vaes512_gcm_none_seal_whole:
 .Laesgen_vaes512_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_seal_hashed8
-	vmovdqu64	(%rsi), %xmm1
+	vmovdqu64	96(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
+	vmovdqu64	112(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpshufd	$78, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rbx), %xmm3, %xmm3
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm3, %xmm2
+	vmovdqu64	64(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	80(%rsi), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1232(%rbx), %xmm3, %xmm7
+	vpclmulqdq	$17, 1232(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rbx), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm9
+	vpclmulqdq	$17, 1248(%rbx), %xmm5, %xmm5
+	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	32(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	48(%rsi), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1200(%rbx), %xmm3, %xmm7
+	vpclmulqdq	$17, 1200(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rbx), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1216(%rbx), %xmm5, %xmm9
+	vpclmulqdq	$17, 1216(%rbx), %xmm5, %xmm5
+	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm1, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
-	vpshufd	$78, %xmm0, %xmm4
+	vpshufd	$78, %xmm3, %xmm5
+	vpxorq	%xmm3, %xmm5, %xmm5
+	vpclmulqdq	$0, 1168(%rbx), %xmm3, %xmm6
+	vpclmulqdq	$17, 1168(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm0, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
+	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpternlogd	$150, %xmm0, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm5, %xmm2
+	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpslldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
-	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm1, %xmm0
-	vpxorq	%xmm4, %xmm2, %xmm1
-	vmovdqu64	32(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	48(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	64(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	80(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	96(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	112(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
+	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash8
@@ -2177,11 +2833,10 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 2384(%rbx), %xmm0, %xmm0
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpsrldq	$8, %xmm0, %xmm3
@@ -2200,48 +2855,48 @@ aesgen_vaes512_gcm_none_seal:
 .Laesgen_vaes512_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_absorbed
-	leaq	1584(%rbx), %r10
+	leaq	2672(%rbx), %rdi
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_no8_2
-	movq	(%rsi), %r11
-	movq	%r11, (%r10)
+	movq	(%rsi), %r10
+	movq	%r10, (%rdi)
 	addq	$8, %rsi
-	addq	$8, %r10
+	addq	$8, %rdi
 .Laesgen_vaes512_gcm_none_seal_no8_2:
 	testq	$4, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_no4_2
-	movl	(%rsi), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rsi), %r10d
+	movl	%r10d, (%rdi)
 	addq	$4, %rsi
-	addq	$4, %r10
+	addq	$4, %rdi
 .Laesgen_vaes512_gcm_none_seal_no4_2:
 	testq	$2, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_no2_2
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rsi), %r10d
+	movb	%r10b, (%rdi)
+	movzbl	1(%rsi), %r10d
+	movb	%r10b, 1(%rdi)
 	addq	$2, %rsi
-	addq	$2, %r10
+	addq	$2, %rdi
 .Laesgen_vaes512_gcm_none_seal_no2_2:
 	testq	$1, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_no1_2
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rsi), %r10d
+	movb	%r10b, (%rdi)
 .Laesgen_vaes512_gcm_none_seal_no1_2:
 .Laesgen_vaes512_gcm_none_seal_absorbed:
-	vmovdqa64	%xmm0, 1568(%rbx)
-	vmovdqa64	1568(%rbx), %xmm0
-	movq	1640(%rbx), %rdx
+	vmovdqa64	%xmm0, 2656(%rbx)
+	vmovdqa64	2656(%rbx), %xmm0
+	movq	2728(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_flushed
-	vmovdqa64	1584(%rbx), %xmm1
+	vmovdqa64	2672(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2256,14 +2911,14 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rbx)
+	vmovdqa64	%xmm1, 2672(%rbx)
 .Laesgen_vaes512_gcm_none_seal_flushed:
-	vmovq	%rdi, %xmm1
+	vmovq	%rax, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 1280(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 1280(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 1280(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -2278,16 +2933,16 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1568(%rbx)
-	movq	$0, 1640(%rbx)
+	vmovdqa64	%xmm1, 2656(%rbx)
+	movq	$0, 2728(%rbx)
 .Laesgen_vaes512_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1552(%rbx)
-	movl	240(%rbx), %edx
-	cmpl	$128, %edx
+	vmovdqa64	%xmm1, 2640(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_seal_aes128_2
-	cmpl	$192, %edx
+	cmpl	$192, %eax
 	je	.Laesgen_vaes512_gcm_none_seal_aes192_2
 .Laesgen_vaes512_gcm_none_seal_aes256_2:
 	vmovdqa64	(%rbx), %xmm1
@@ -2374,58 +3029,58 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_2
 .Laesgen_vaes512_gcm_none_seal_aes_done_2:
-	vmovdqa64	%xmm0, 1536(%rbx)
-	vmovdqa64	1568(%rbx), %xmm0
-	movq	1632(%rbx), %rdx
-	addq	%rax, 1632(%rbx)
-	andq	$15, %rdx
+	vmovdqa64	%xmm0, 2624(%rbx)
+	vmovdqa64	2656(%rbx), %xmm0
+	movq	2720(%rbx), %rax
+	addq	%r8, 2720(%rbx)
+	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_seal_whole_2
-	movq	$16, %rsi
-	subq	%rdx, %rsi
-	cmpq	%rax, %rsi
-	cmovaq	%rax, %rsi
-	leaq	1584(%rbx,%rdx,1), %r10
-	movq	%rcx, %rdi
-	testq	$8, %rsi
+	movq	$16, %rdx
+	subq	%rax, %rdx
+	cmpq	%r8, %rdx
+	cmovaq	%r8, %rdx
+	leaq	2672(%rbx,%rax,1), %rdi
+	movq	%rcx, %rsi
+	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_no8_3
-	movq	(%rdi), %r11
-	movq	%r11, (%r10)
+	movq	(%rsi), %r10
+	movq	%r10, (%rdi)
+	addq	$8, %rsi
 	addq	$8, %rdi
-	addq	$8, %r10
 .Laesgen_vaes512_gcm_none_seal_no8_3:
-	testq	$4, %rsi
+	testq	$4, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_no4_3
-	movl	(%rdi), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rsi), %r10d
+	movl	%r10d, (%rdi)
+	addq	$4, %rsi
 	addq	$4, %rdi
-	addq	$4, %r10
 .Laesgen_vaes512_gcm_none_seal_no4_3:
-	testq	$2, %rsi
+	testq	$2, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_no2_3
-	movzbl	(%rdi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rdi), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rsi), %r10d
+	movb	%r10b, (%rdi)
+	movzbl	1(%rsi), %r10d
+	movb	%r10b, 1(%rdi)
+	addq	$2, %rsi
 	addq	$2, %rdi
-	addq	$2, %r10
 .Laesgen_vaes512_gcm_none_seal_no2_3:
-	testq	$1, %rsi
+	testq	$1, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_no1_3
-	movzbl	(%rdi), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rsi), %r10d
+	movb	%r10b, (%rdi)
 .Laesgen_vaes512_gcm_none_seal_no1_3:
-	addq	%rsi, %rcx
-	subq	%rsi, %rax
-	addq	%rsi, %rdx
-	cmpq	$16, %rdx
+	addq	%rdx, %rcx
+	subq	%rdx, %r8
+	addq	%rdx, %rax
+	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_seal_absorbed_2
-	vmovdqa64	1584(%rbx), %xmm1
+	vmovdqa64	2672(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2440,111 +3095,109 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rbx)
+	vmovdqa64	%xmm1, 2672(%rbx)
 .Laesgen_vaes512_gcm_none_seal_whole_2:
 .Laesgen_vaes512_gcm_none_seal_hash8_2:
-	cmpq	$128, %rax
+	cmpq	$128, %r8
 	jb	.Laesgen_vaes512_gcm_none_seal_hashed8_2
-	vmovdqu64	(%rcx), %xmm1
+	vmovdqu64	96(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
+	vmovdqu64	112(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpshufd	$78, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rbx), %xmm3, %xmm3
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm3, %xmm2
+	vmovdqu64	64(%rcx), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	80(%rcx), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1232(%rbx), %xmm3, %xmm7
+	vpclmulqdq	$17, 1232(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rbx), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm9
+	vpclmulqdq	$17, 1248(%rbx), %xmm5, %xmm5
+	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	32(%rcx), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	48(%rcx), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1200(%rbx), %xmm3, %xmm7
+	vpclmulqdq	$17, 1200(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rbx), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1216(%rbx), %xmm5, %xmm9
+	vpclmulqdq	$17, 1216(%rbx), %xmm5, %xmm5
+	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	(%rcx), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rcx), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm1, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
-	vpshufd	$78, %xmm0, %xmm4
+	vpshufd	$78, %xmm3, %xmm5
+	vpxorq	%xmm3, %xmm5, %xmm5
+	vpclmulqdq	$0, 1168(%rbx), %xmm3, %xmm6
+	vpclmulqdq	$17, 1168(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm0, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
+	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpternlogd	$150, %xmm0, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm5, %xmm2
+	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpslldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
-	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm1, %xmm0
-	vpxorq	%xmm4, %xmm2, %xmm1
-	vmovdqu64	32(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	48(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	64(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	80(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	96(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	112(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
+	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 	addq	$128, %rcx
-	subq	$128, %rax
+	subq	$128, %r8
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash8_2
 .Laesgen_vaes512_gcm_none_seal_hashed8_2:
 .Laesgen_vaes512_gcm_none_seal_hash1_2:
-	cmpq	$16, %rax
+	cmpq	$16, %r8
 	jb	.Laesgen_vaes512_gcm_none_seal_hashed1_2
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 2384(%rbx), %xmm0, %xmm0
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpsrldq	$8, %xmm0, %xmm3
@@ -2558,140 +3211,60 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm1, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 	addq	$16, %rcx
-	subq	$16, %rax
+	subq	$16, %r8
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash1_2
 .Laesgen_vaes512_gcm_none_seal_hashed1_2:
-	testq	%rax, %rax
+	testq	%r8, %r8
 	je	.Laesgen_vaes512_gcm_none_seal_absorbed_2
-	leaq	1584(%rbx), %rdx
-	testq	$8, %rax
+	leaq	2672(%rbx), %rax
+	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_none_seal_no8_4
-	movq	(%rcx), %rsi
-	movq	%rsi, (%rdx)
+	movq	(%rcx), %rdx
+	movq	%rdx, (%rax)
 	addq	$8, %rcx
-	addq	$8, %rdx
+	addq	$8, %rax
 .Laesgen_vaes512_gcm_none_seal_no8_4:
-	testq	$4, %rax
+	testq	$4, %r8
 	je	.Laesgen_vaes512_gcm_none_seal_no4_4
-	movl	(%rcx), %esi
-	movl	%esi, (%rdx)
+	movl	(%rcx), %edx
+	movl	%edx, (%rax)
 	addq	$4, %rcx
-	addq	$4, %rdx
+	addq	$4, %rax
 .Laesgen_vaes512_gcm_none_seal_no4_4:
-	testq	$2, %rax
+	testq	$2, %r8
 	je	.Laesgen_vaes512_gcm_none_seal_no2_4
-	movzbl	(%rcx), %esi
-	movb	%sil, (%rdx)
-	movzbl	1(%rcx), %esi
-	movb	%sil, 1(%rdx)
+	movzbl	(%rcx), %edx
+	movb	%dl, (%rax)
+	movzbl	1(%rcx), %edx
+	movb	%dl, 1(%rax)
 	addq	$2, %rcx
-	addq	$2, %rdx
+	addq	$2, %rax
 .Laesgen_vaes512_gcm_none_seal_no2_4:
-	testq	$1, %rax
+	testq	$1, %r8
 	je	.Laesgen_vaes512_gcm_none_seal_no1_4
-	movzbl	(%rcx), %esi
-	movb	%sil, (%rdx)
+	movzbl	(%rcx), %edx
+	movb	%dl, (%rax)
 .Laesgen_vaes512_gcm_none_seal_no1_4:
 .Laesgen_vaes512_gcm_none_seal_absorbed_2:
-	vmovdqa64	%xmm0, 1568(%rbx)
+	vmovdqa64	%xmm0, 2656(%rbx)
 .Laesgen_vaes512_gcm_none_seal_data:
-	movq	40(%rsp), %rdx
-	movq	48(%rsp), %rcx
+	movq	32(%rsp), %rdx
+	movq	40(%rsp), %rcx
 	movq	%rbx, %rdi
 	movq	%r9, %rsi
+	movq	$1, %r8
 	call	aesgen_vaes512_gcm_none_encrypt_data
-	movq	56(%rsp), %rax
-	movq	64(%rsp), %rcx
-	cmpq	$0, 1648(%rbx)
-	jne	.Laesgen_vaes512_gcm_none_seal_in_data
-	vmovdqa64	1568(%rbx), %xmm0
-	movq	1632(%rbx), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_seal_flushed_2
-	vmovdqa64	1584(%rbx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rbx)
-.Laesgen_vaes512_gcm_none_seal_flushed_2:
-	vmovdqa64	%xmm0, 1568(%rbx)
-	movq	$1, 1648(%rbx)
-.Laesgen_vaes512_gcm_none_seal_in_data:
-	vmovdqa64	1568(%rbx), %xmm0
-	movq	1640(%rbx), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_seal_flushed_3
-	vmovdqa64	1584(%rbx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-.Laesgen_vaes512_gcm_none_seal_flushed_3:
-	movq	1632(%rbx), %rdx
-	shlq	$3, %rdx
-	movq	1640(%rbx), %rsi
-	shlq	$3, %rsi
-	vmovq	%rsi, %xmm1
-	vmovq	%rdx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1536(%rbx), %xmm0, %xmm0
+	movq	48(%rsp), %rax
+	movq	56(%rsp), %rcx
+	vmovdqa64	2656(%rbx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
+	vpxorq	2624(%rbx), %xmm0, %xmm0
 	movq	$-1, %rdx
 	bzhiq	%rcx, %rdx, %rdx
 	kmovq	%rdx, %k1
 	vmovdqu8	%xmm0, (%rax){%k1}
 	xorl	%eax, %eax
 	vzeroall
-	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -2699,7 +3272,6 @@ aesgen_vaes512_gcm_none_seal:
 .Laesgen_vaes512_gcm_none_seal_refuse:
 	movl	$-1, %eax
 	vzeroall
-	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -2744,61 +3316,59 @@ aesgen_vaes512_gcm_none_open:
 	pushq	%rbx
 	pushq	%rbp
 	pushq	%r12
-	pushq	%r13
 	movq	%rdi, %rbx
-	movq	%r8, %rdi
-	movq	40(%rsp), %r10
-	movabsq	$0xfffffffe0, %r11
-	cmpq	%r11, %r10
+	movq	32(%rsp), %rdi
+	movabsq	$0xfffffffe0, %r10
+	cmpq	%r10, %rdi
 	ja	.Laesgen_vaes512_gcm_none_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_reject
-	movq	64(%rsp), %r10
-	cmpq	$4, %r10
+	movq	56(%rsp), %rdi
+	cmpq	$4, %rdi
 	jb	.Laesgen_vaes512_gcm_none_open_reject
-	cmpq	$16, %r10
+	cmpq	$16, %rdi
 	ja	.Laesgen_vaes512_gcm_none_open_reject
-	movabsq	$0x1fffffffffffffff, %r10
-	cmpq	%r10, %rdi
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %r8
 	ja	.Laesgen_vaes512_gcm_none_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_vaes512_gcm_none_open_reject
-	movq	40(%rsp), %r10
+	movq	32(%rsp), %rdi
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_open_general
-	cmpq	$16, %rdi
+	cmpq	$16, %r8
 	ja	.Laesgen_vaes512_gcm_none_open_general
-	cmpq	$64, %r10
+	cmpq	$64, %rdi
 	ja	.Laesgen_vaes512_gcm_none_open_record
-	movq	48(%rsp), %rdx
-	movq	%r10, %r8
-	shlq	$3, %r8
-	movq	%rdi, %r11
+	movq	40(%rsp), %rdx
+	movq	%rdi, %r10
+	shlq	$3, %r10
+	movq	%r8, %r11
 	shlq	$3, %r11
-	vmovq	%r8, %xmm0
+	vmovq	%r10, %xmm0
 	vmovq	%r11, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 1328(%rbx), %xmm1, %xmm1
-	leaq	15(%r10), %r8
-	andq	$-16, %r8
-	negq	%r8
-	leaq	736(%rbx,%r8,1), %r8
+	vpclmulqdq	$0, 1280(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$17, 1280(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 2384(%rbx), %xmm1, %xmm1
+	leaq	15(%rdi), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	1264(%rbx,%r10,1), %r10
 	movq	$-1, %r11
-	bzhiq	%rdi, %r11, %r11
+	bzhiq	%r8, %r11, %r11
 	kmovq	%r11, %k1
 	vmovdqu8	(%rcx), %xmm3{%k1}{z}
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, (%r8), %xmm3, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
 	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, (%r8), %xmm3, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 576(%r8), %xmm4, %xmm3
+	vpclmulqdq	$0, 1104(%r10), %xmm4, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	movq	(%rsi), %rcx
 	vmovq	%rcx, %xmm3
@@ -3055,9 +3625,9 @@ aesgen_vaes512_gcm_none_open:
 	vaesenclast	%xmm8, %xmm3, %xmm3
 	jmp	.Laesgen_vaes512_gcm_none_open_short_keystream
 .Laesgen_vaes512_gcm_none_open_short_keystream:
-	cmpq	$0, %r10
+	cmpq	$0, %rdi
 	jbe	.Laesgen_vaes512_gcm_none_open_short_hashed
-	cmpq	$16, %r10
+	cmpq	$16, %rdi
 	jae	.Laesgen_vaes512_gcm_none_open_short_whole1
 	vmovdqa64	%xmm5, %xmm3
 	jmp	.Laesgen_vaes512_gcm_none_open_short_partial
@@ -3068,15 +3638,15 @@ aesgen_vaes512_gcm_none_open:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm8, %xmm8
 	vpshufd	$78, %xmm8, %xmm5
 	vpxorq	%xmm8, %xmm5, %xmm5
-	vpclmulqdq	$0, 16(%r8), %xmm8, %xmm9
+	vpclmulqdq	$0, 16(%r10), %xmm8, %xmm9
 	vpxorq	%xmm9, %xmm2, %xmm2
-	vpclmulqdq	$17, 16(%r8), %xmm8, %xmm8
+	vpclmulqdq	$17, 16(%r10), %xmm8, %xmm8
 	vpxorq	%xmm8, %xmm0, %xmm0
-	vpclmulqdq	$0, 592(%r8), %xmm5, %xmm5
+	vpclmulqdq	$0, 1120(%r10), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
-	cmpq	$16, %r10
+	cmpq	$16, %rdi
 	jbe	.Laesgen_vaes512_gcm_none_open_short_hashed
-	cmpq	$32, %r10
+	cmpq	$32, %rdi
 	jae	.Laesgen_vaes512_gcm_none_open_short_whole2
 	vmovdqa64	%xmm6, %xmm3
 	jmp	.Laesgen_vaes512_gcm_none_open_short_partial
@@ -3087,15 +3657,15 @@ aesgen_vaes512_gcm_none_open:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
 	vpshufd	$78, %xmm5, %xmm6
 	vpxorq	%xmm5, %xmm6, %xmm6
-	vpclmulqdq	$0, 32(%r8), %xmm5, %xmm8
+	vpclmulqdq	$0, 32(%r10), %xmm5, %xmm8
 	vpxorq	%xmm8, %xmm2, %xmm2
-	vpclmulqdq	$17, 32(%r8), %xmm5, %xmm5
+	vpclmulqdq	$17, 32(%r10), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 1136(%r10), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
-	cmpq	$32, %r10
+	cmpq	$32, %rdi
 	jbe	.Laesgen_vaes512_gcm_none_open_short_hashed
-	cmpq	$48, %r10
+	cmpq	$48, %rdi
 	jae	.Laesgen_vaes512_gcm_none_open_short_whole3
 	vmovdqa64	%xmm7, %xmm3
 	jmp	.Laesgen_vaes512_gcm_none_open_short_partial
@@ -3106,15 +3676,15 @@ aesgen_vaes512_gcm_none_open:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
 	vpshufd	$78, %xmm5, %xmm6
 	vpxorq	%xmm5, %xmm6, %xmm6
-	vpclmulqdq	$0, 48(%r8), %xmm5, %xmm7
+	vpclmulqdq	$0, 48(%r10), %xmm5, %xmm7
 	vpxorq	%xmm7, %xmm2, %xmm2
-	vpclmulqdq	$17, 48(%r8), %xmm5, %xmm5
+	vpclmulqdq	$17, 48(%r10), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 624(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 1152(%r10), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
-	cmpq	$48, %r10
+	cmpq	$48, %rdi
 	jbe	.Laesgen_vaes512_gcm_none_open_short_hashed
-	cmpq	$64, %r10
+	cmpq	$64, %rdi
 	jae	.Laesgen_vaes512_gcm_none_open_short_whole4
 	vmovdqa64	%xmm3, %xmm3
 	jmp	.Laesgen_vaes512_gcm_none_open_short_partial
@@ -3125,15 +3695,14 @@ aesgen_vaes512_gcm_none_open:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
 	vpshufd	$78, %xmm5, %xmm3
 	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$0, 64(%r8), %xmm5, %xmm6
+	vpclmulqdq	$0, 64(%r10), %xmm5, %xmm6
 	vpxorq	%xmm6, %xmm2, %xmm2
-	vpclmulqdq	$17, 64(%r8), %xmm5, %xmm5
+	vpclmulqdq	$17, 64(%r10), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 640(%r8), %xmm3, %xmm3
+	vpclmulqdq	$0, 1168(%r10), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 .Laesgen_vaes512_gcm_none_open_short_hashed:
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
+	vpternlogd	$150, %xmm0, %xmm2, %xmm1
 	vpslldq	$8, %xmm1, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpsrldq	$8, %xmm1, %xmm3
@@ -3149,14 +3718,14 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_open_short_done
 .Laesgen_vaes512_gcm_none_open_short_partial:
-	movq	%r10, %rcx
+	movq	%rdi, %rcx
 	andq	$15, %rcx
-	andq	$-16, %r10
-	leaq	(%r9,%r10,1), %rsi
-	leaq	(%rdx,%r10,1), %rdx
-	movq	$-1, %rdi
-	bzhiq	%rcx, %rdi, %rdi
-	kmovq	%rdi, %k1
+	andq	$-16, %rdi
+	leaq	(%r9,%rdi,1), %rsi
+	leaq	(%rdx,%rdi,1), %rdx
+	movq	$-1, %r8
+	bzhiq	%rcx, %r8, %r8
+	kmovq	%r8, %k1
 	vmovdqu8	(%rsi), %xmm5{%k1}{z}
 	vpxorq	%xmm3, %xmm5, %xmm3
 	movq	$-1, %rsi
@@ -3164,22 +3733,22 @@ aesgen_vaes512_gcm_none_open:
 	kmovq	%rsi, %k1
 	vmovdqu8	%xmm3, (%rdx){%k1}
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	leaq	16(%r8,%r10,1), %r10
+	leaq	16(%r10,%rdi,1), %rdi
 	vpshufd	$78, %xmm5, %xmm3
 	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$0, (%r10), %xmm5, %xmm6
+	vpclmulqdq	$0, (%rdi), %xmm5, %xmm6
 	vpxorq	%xmm6, %xmm2, %xmm2
-	vpclmulqdq	$17, (%r10), %xmm5, %xmm5
+	vpclmulqdq	$17, (%rdi), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 576(%r10), %xmm3, %xmm3
+	vpclmulqdq	$0, 1104(%rdi), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	jmp	.Laesgen_vaes512_gcm_none_open_short_hashed
 .Laesgen_vaes512_gcm_none_open_short_done:
-	movq	56(%rsp), %rcx
-	movq	64(%rsp), %rdx
-	vmovdqa64	%xmm0, 1616(%rbx)
+	movq	48(%rsp), %rcx
+	movq	56(%rsp), %rdx
+	vmovdqa64	%xmm0, 2704(%rbx)
 	xorq	%rsi, %rsi
-	leaq	1616(%rbx), %rdi
+	leaq	2704(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -3236,14 +3805,14 @@ aesgen_vaes512_gcm_none_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$-1, %rax
-	bzhiq	%rdi, %rax, %rax
+	bzhiq	%r8, %rax, %rax
 	kmovq	%rax, %k1
 	vmovdqu8	(%rcx), %xmm1{%k1}{z}
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 1280(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 1280(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm1
 	vpxorq	%xmm1, %xmm2, %xmm2
@@ -3256,15 +3825,15 @@ aesgen_vaes512_gcm_none_open:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1568(%rbx)
+	vmovdqa64	%xmm2, 2656(%rbx)
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rbx)
-	movq	%rdi, 1632(%rbx)
-	movq	$0, 1640(%rbx)
-	movq	$1, 1648(%rbx)
+	vmovdqa64	%xmm1, 2672(%rbx)
+	movq	%r8, 2720(%rbx)
+	movq	$0, 2728(%rbx)
+	movq	$1, 2736(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1552(%rbx)
+	vmovdqa64	%xmm1, 2640(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_open_aes128
@@ -3355,15 +3924,15 @@ aesgen_vaes512_gcm_none_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_open_aes_done
 .Laesgen_vaes512_gcm_none_open_aes_done:
-	vmovdqa64	%xmm0, 1536(%rbx)
+	vmovdqa64	%xmm0, 2624(%rbx)
 	jmp	.Laesgen_vaes512_gcm_none_open_data
 .Laesgen_vaes512_gcm_none_open_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1568(%rbx)
-	vmovdqa64	%xmm0, 1584(%rbx)
-	movq	$0, 1632(%rbx)
-	movq	$0, 1640(%rbx)
-	movq	$0, 1648(%rbx)
+	vmovdqa64	%xmm0, 2656(%rbx)
+	vmovdqa64	%xmm0, 2672(%rbx)
+	movq	$0, 2720(%rbx)
+	movq	$0, 2728(%rbx)
+	movq	$0, 2736(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_open_long_nonce
 	movq	(%rsi), %rax
@@ -3375,57 +3944,57 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa64	1568(%rbx), %xmm0
-	movq	1640(%rbx), %r10
-	addq	%rdx, 1640(%rbx)
-	andq	$15, %r10
+	vmovdqa64	2656(%rbx), %xmm0
+	movq	2728(%rbx), %rdi
+	addq	%rdx, 2728(%rbx)
+	andq	$15, %rdi
 	je	.Laesgen_vaes512_gcm_none_open_whole
-	movq	$16, %r11
-	subq	%r10, %r11
-	cmpq	%rdx, %r11
-	cmovaq	%rdx, %r11
-	leaq	1584(%rbx,%r10,1), %r12
-	movq	%rsi, %rbp
-	testq	$8, %r11
+	movq	$16, %r10
+	subq	%rdi, %r10
+	cmpq	%rdx, %r10
+	cmovaq	%rdx, %r10
+	leaq	2672(%rbx,%rdi,1), %rbp
+	movq	%rsi, %r11
+	testq	$8, %r10
 	je	.Laesgen_vaes512_gcm_none_open_no8
-	movq	(%rbp), %r13
-	movq	%r13, (%r12)
+	movq	(%r11), %r12
+	movq	%r12, (%rbp)
+	addq	$8, %r11
 	addq	$8, %rbp
-	addq	$8, %r12
 .Laesgen_vaes512_gcm_none_open_no8:
-	testq	$4, %r11
+	testq	$4, %r10
 	je	.Laesgen_vaes512_gcm_none_open_no4
-	movl	(%rbp), %r13d
-	movl	%r13d, (%r12)
+	movl	(%r11), %r12d
+	movl	%r12d, (%rbp)
+	addq	$4, %r11
 	addq	$4, %rbp
-	addq	$4, %r12
 .Laesgen_vaes512_gcm_none_open_no4:
-	testq	$2, %r11
+	testq	$2, %r10
 	je	.Laesgen_vaes512_gcm_none_open_no2
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-	movzbl	1(%rbp), %r13d
-	movb	%r13b, 1(%r12)
+	movzbl	(%r11), %r12d
+	movb	%r12b, (%rbp)
+	movzbl	1(%r11), %r12d
+	movb	%r12b, 1(%rbp)
+	addq	$2, %r11
 	addq	$2, %rbp
-	addq	$2, %r12
 .Laesgen_vaes512_gcm_none_open_no2:
-	testq	$1, %r11
+	testq	$1, %r10
 	je	.Laesgen_vaes512_gcm_none_open_no1
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
+	movzbl	(%r11), %r12d
+	movb	%r12b, (%rbp)
 .Laesgen_vaes512_gcm_none_open_no1:
-	addq	%r11, %rsi
-	subq	%r11, %rdx
-	addq	%r11, %r10
-	cmpq	$16, %r10
+	addq	%r10, %rsi
+	subq	%r10, %rdx
+	addq	%r10, %rdi
+	cmpq	$16, %rdi
 	jne	.Laesgen_vaes512_gcm_none_open_absorbed
-	vmovdqa64	1584(%rbx), %xmm1
+	vmovdqa64	2672(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3440,94 +4009,93 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rbx)
+	vmovdqa64	%xmm1, 2672(%rbx)
 .Laesgen_vaes512_gcm_none_open_whole:
 .Laesgen_vaes512_gcm_none_open_hash8:
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_open_hashed8
-	vmovdqu64	(%rsi), %xmm1
+	vmovdqu64	96(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
+	vmovdqu64	112(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpshufd	$78, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rbx), %xmm3, %xmm3
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm3, %xmm2
+	vmovdqu64	64(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	80(%rsi), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1232(%rbx), %xmm3, %xmm7
+	vpclmulqdq	$17, 1232(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rbx), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm9
+	vpclmulqdq	$17, 1248(%rbx), %xmm5, %xmm5
+	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	32(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	48(%rsi), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1200(%rbx), %xmm3, %xmm7
+	vpclmulqdq	$17, 1200(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rbx), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1216(%rbx), %xmm5, %xmm9
+	vpclmulqdq	$17, 1216(%rbx), %xmm5, %xmm5
+	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm1, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
-	vpshufd	$78, %xmm0, %xmm4
+	vpshufd	$78, %xmm3, %xmm5
+	vpxorq	%xmm3, %xmm5, %xmm5
+	vpclmulqdq	$0, 1168(%rbx), %xmm3, %xmm6
+	vpclmulqdq	$17, 1168(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm0, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
+	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpternlogd	$150, %xmm0, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm5, %xmm2
+	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpslldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
-	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm1, %xmm0
-	vpxorq	%xmm4, %xmm2, %xmm1
-	vmovdqu64	32(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	48(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	64(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	80(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	96(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	112(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
+	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_open_hash8
@@ -3540,11 +4108,10 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 2384(%rbx), %xmm0, %xmm0
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpsrldq	$8, %xmm0, %xmm3
@@ -3563,48 +4130,48 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_absorbed
-	leaq	1584(%rbx), %r10
+	leaq	2672(%rbx), %rdi
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no8_2
-	movq	(%rsi), %r11
-	movq	%r11, (%r10)
+	movq	(%rsi), %r10
+	movq	%r10, (%rdi)
 	addq	$8, %rsi
-	addq	$8, %r10
+	addq	$8, %rdi
 .Laesgen_vaes512_gcm_none_open_no8_2:
 	testq	$4, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no4_2
-	movl	(%rsi), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rsi), %r10d
+	movl	%r10d, (%rdi)
 	addq	$4, %rsi
-	addq	$4, %r10
+	addq	$4, %rdi
 .Laesgen_vaes512_gcm_none_open_no4_2:
 	testq	$2, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no2_2
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rsi), %r10d
+	movb	%r10b, (%rdi)
+	movzbl	1(%rsi), %r10d
+	movb	%r10b, 1(%rdi)
 	addq	$2, %rsi
-	addq	$2, %r10
+	addq	$2, %rdi
 .Laesgen_vaes512_gcm_none_open_no2_2:
 	testq	$1, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no1_2
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rsi), %r10d
+	movb	%r10b, (%rdi)
 .Laesgen_vaes512_gcm_none_open_no1_2:
 .Laesgen_vaes512_gcm_none_open_absorbed:
-	vmovdqa64	%xmm0, 1568(%rbx)
-	vmovdqa64	1568(%rbx), %xmm0
-	movq	1640(%rbx), %rdx
+	vmovdqa64	%xmm0, 2656(%rbx)
+	vmovdqa64	2656(%rbx), %xmm0
+	movq	2728(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_flushed
-	vmovdqa64	1584(%rbx), %xmm1
+	vmovdqa64	2672(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3619,14 +4186,14 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rbx)
+	vmovdqa64	%xmm1, 2672(%rbx)
 .Laesgen_vaes512_gcm_none_open_flushed:
 	vmovq	%rax, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 1280(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 1280(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 1280(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -3641,12 +4208,12 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1568(%rbx)
-	movq	$0, 1640(%rbx)
+	vmovdqa64	%xmm1, 2656(%rbx)
+	movq	$0, 2728(%rbx)
 .Laesgen_vaes512_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1552(%rbx)
+	vmovdqa64	%xmm1, 2640(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_open_aes128_2
@@ -3737,58 +4304,58 @@ aesgen_vaes512_gcm_none_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_2
 .Laesgen_vaes512_gcm_none_open_aes_done_2:
-	vmovdqa64	%xmm0, 1536(%rbx)
-	vmovdqa64	1568(%rbx), %xmm0
-	movq	1632(%rbx), %rax
-	addq	%rdi, 1632(%rbx)
+	vmovdqa64	%xmm0, 2624(%rbx)
+	vmovdqa64	2656(%rbx), %xmm0
+	movq	2720(%rbx), %rax
+	addq	%r8, 2720(%rbx)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_open_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
-	cmpq	%rdi, %rdx
-	cmovaq	%rdi, %rdx
-	leaq	1584(%rbx,%rax,1), %r10
+	cmpq	%r8, %rdx
+	cmovaq	%r8, %rdx
+	leaq	2672(%rbx,%rax,1), %rdi
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no8_3
-	movq	(%rsi), %r11
-	movq	%r11, (%r10)
+	movq	(%rsi), %r10
+	movq	%r10, (%rdi)
 	addq	$8, %rsi
-	addq	$8, %r10
+	addq	$8, %rdi
 .Laesgen_vaes512_gcm_none_open_no8_3:
 	testq	$4, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no4_3
-	movl	(%rsi), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rsi), %r10d
+	movl	%r10d, (%rdi)
 	addq	$4, %rsi
-	addq	$4, %r10
+	addq	$4, %rdi
 .Laesgen_vaes512_gcm_none_open_no4_3:
 	testq	$2, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no2_3
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rsi), %r10d
+	movb	%r10b, (%rdi)
+	movzbl	1(%rsi), %r10d
+	movb	%r10b, 1(%rdi)
 	addq	$2, %rsi
-	addq	$2, %r10
+	addq	$2, %rdi
 .Laesgen_vaes512_gcm_none_open_no2_3:
 	testq	$1, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no1_3
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rsi), %r10d
+	movb	%r10b, (%rdi)
 .Laesgen_vaes512_gcm_none_open_no1_3:
 	addq	%rdx, %rcx
-	subq	%rdx, %rdi
+	subq	%rdx, %r8
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_open_absorbed_2
-	vmovdqa64	1584(%rbx), %xmm1
+	vmovdqa64	2672(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3803,111 +4370,109 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rbx)
+	vmovdqa64	%xmm1, 2672(%rbx)
 .Laesgen_vaes512_gcm_none_open_whole_2:
 .Laesgen_vaes512_gcm_none_open_hash8_2:
-	cmpq	$128, %rdi
+	cmpq	$128, %r8
 	jb	.Laesgen_vaes512_gcm_none_open_hashed8_2
-	vmovdqu64	(%rcx), %xmm1
+	vmovdqu64	96(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
+	vmovdqu64	112(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpshufd	$78, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rbx), %xmm3, %xmm3
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm3, %xmm2
+	vmovdqu64	64(%rcx), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	80(%rcx), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1232(%rbx), %xmm3, %xmm7
+	vpclmulqdq	$17, 1232(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rbx), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm9
+	vpclmulqdq	$17, 1248(%rbx), %xmm5, %xmm5
+	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	32(%rcx), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	48(%rcx), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1200(%rbx), %xmm3, %xmm7
+	vpclmulqdq	$17, 1200(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rbx), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1216(%rbx), %xmm5, %xmm9
+	vpclmulqdq	$17, 1216(%rbx), %xmm5, %xmm5
+	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	(%rcx), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rcx), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm1, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
-	vpshufd	$78, %xmm0, %xmm4
+	vpshufd	$78, %xmm3, %xmm5
+	vpxorq	%xmm3, %xmm5, %xmm5
+	vpclmulqdq	$0, 1168(%rbx), %xmm3, %xmm6
+	vpclmulqdq	$17, 1168(%rbx), %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm0, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
+	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpternlogd	$150, %xmm0, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm5, %xmm2
+	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpslldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
-	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm1, %xmm0
-	vpxorq	%xmm4, %xmm2, %xmm1
-	vmovdqu64	32(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	48(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	64(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	80(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	96(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	112(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
-	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
-	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
+	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 	addq	$128, %rcx
-	subq	$128, %rdi
+	subq	$128, %r8
 	jmp	.Laesgen_vaes512_gcm_none_open_hash8_2
 .Laesgen_vaes512_gcm_none_open_hashed8_2:
 .Laesgen_vaes512_gcm_none_open_hash1_2:
-	cmpq	$16, %rdi
+	cmpq	$16, %r8
 	jb	.Laesgen_vaes512_gcm_none_open_hashed1_2
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 1280(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 2384(%rbx), %xmm0, %xmm0
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpsrldq	$8, %xmm0, %xmm3
@@ -3921,27 +4486,27 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm1, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 	addq	$16, %rcx
-	subq	$16, %rdi
+	subq	$16, %r8
 	jmp	.Laesgen_vaes512_gcm_none_open_hash1_2
 .Laesgen_vaes512_gcm_none_open_hashed1_2:
-	testq	%rdi, %rdi
+	testq	%r8, %r8
 	je	.Laesgen_vaes512_gcm_none_open_absorbed_2
-	leaq	1584(%rbx), %rax
-	testq	$8, %rdi
+	leaq	2672(%rbx), %rax
+	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_none_open_no8_4
 	movq	(%rcx), %rdx
 	movq	%rdx, (%rax)
 	addq	$8, %rcx
 	addq	$8, %rax
 .Laesgen_vaes512_gcm_none_open_no8_4:
-	testq	$4, %rdi
+	testq	$4, %r8
 	je	.Laesgen_vaes512_gcm_none_open_no4_4
 	movl	(%rcx), %edx
 	movl	%edx, (%rax)
 	addq	$4, %rcx
 	addq	$4, %rax
 .Laesgen_vaes512_gcm_none_open_no4_4:
-	testq	$2, %rdi
+	testq	$2, %r8
 	je	.Laesgen_vaes512_gcm_none_open_no2_4
 	movzbl	(%rcx), %edx
 	movb	%dl, (%rax)
@@ -3950,107 +4515,28 @@ aesgen_vaes512_gcm_none_open:
 	addq	$2, %rcx
 	addq	$2, %rax
 .Laesgen_vaes512_gcm_none_open_no2_4:
-	testq	$1, %rdi
+	testq	$1, %r8
 	je	.Laesgen_vaes512_gcm_none_open_no1_4
 	movzbl	(%rcx), %edx
 	movb	%dl, (%rax)
 .Laesgen_vaes512_gcm_none_open_no1_4:
 .Laesgen_vaes512_gcm_none_open_absorbed_2:
-	vmovdqa64	%xmm0, 1568(%rbx)
+	vmovdqa64	%xmm0, 2656(%rbx)
 .Laesgen_vaes512_gcm_none_open_data:
-	movq	40(%rsp), %rdx
-	movq	48(%rsp), %rcx
+	movq	32(%rsp), %rdx
+	movq	40(%rsp), %rcx
 	movq	%rbx, %rdi
 	movq	%r9, %rsi
+	movq	$1, %r8
 	call	aesgen_vaes512_gcm_none_decrypt_data
-	movq	56(%rsp), %rcx
-	movq	64(%rsp), %rdx
-	cmpq	$0, 1648(%rbx)
-	jne	.Laesgen_vaes512_gcm_none_open_in_data
-	vmovdqa64	1568(%rbx), %xmm0
-	movq	1632(%rbx), %rsi
-	testq	$15, %rsi
-	je	.Laesgen_vaes512_gcm_none_open_flushed_2
-	vmovdqa64	1584(%rbx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rbx)
-.Laesgen_vaes512_gcm_none_open_flushed_2:
-	vmovdqa64	%xmm0, 1568(%rbx)
-	movq	$1, 1648(%rbx)
-.Laesgen_vaes512_gcm_none_open_in_data:
-	vmovdqa64	1568(%rbx), %xmm0
-	movq	1640(%rbx), %rsi
-	testq	$15, %rsi
-	je	.Laesgen_vaes512_gcm_none_open_flushed_3
-	vmovdqa64	1584(%rbx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-.Laesgen_vaes512_gcm_none_open_flushed_3:
-	movq	1632(%rbx), %rsi
-	shlq	$3, %rsi
-	movq	1640(%rbx), %rdi
-	shlq	$3, %rdi
-	vmovq	%rdi, %xmm1
-	vmovq	%rsi, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1536(%rbx), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1616(%rbx)
+	movq	48(%rsp), %rcx
+	movq	56(%rsp), %rdx
+	vmovdqa64	2656(%rbx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
+	vpxorq	2624(%rbx), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 2704(%rbx)
 	xorq	%rsi, %rsi
-	leaq	1616(%rbx), %rdi
+	leaq	2704(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_nocmp16_2
 	movq	(%rcx), %r8
@@ -4100,8 +4586,8 @@ aesgen_vaes512_gcm_none_open:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_none_open_done
 .Laesgen_vaes512_gcm_none_open_reject:
-	movq	48(%rsp), %rax
-	movq	40(%rsp), %rcx
+	movq	40(%rsp), %rax
+	movq	32(%rsp), %rcx
 .Laesgen_vaes512_gcm_none_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_gcm_none_open_zero_tail
@@ -4133,7 +4619,6 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_nozero1:
 	movl	$-1, %eax
 	vzeroall
-	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -4141,14 +4626,12 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_refuse:
 	movl	$-1, %eax
 	vzeroall
-	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes512_gcm_none_open_done:
 	vzeroall
-	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -4195,11 +4678,11 @@ aesgen_vaes512_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes512_gcm_none_start_refuse
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1568(%rdi)
-	vmovdqa64	%xmm0, 1584(%rdi)
-	movq	$0, 1632(%rdi)
-	movq	$0, 1640(%rdi)
-	movq	$0, 1648(%rdi)
+	vmovdqa64	%xmm0, 2656(%rdi)
+	vmovdqa64	%xmm0, 2672(%rdi)
+	movq	$0, 2720(%rdi)
+	movq	$0, 2728(%rdi)
+	movq	$0, 2736(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
@@ -4211,16 +4694,16 @@ aesgen_vaes512_gcm_none_start:
 .Laesgen_vaes512_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1640(%rdi), %rcx
-	addq	%rdx, 1640(%rdi)
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2728(%rdi), %rcx
+	addq	%rdx, 2728(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	1584(%rdi,%rcx,1), %r10
+	leaq	2672(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_none_start_no8
@@ -4255,13 +4738,13 @@ aesgen_vaes512_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes512_gcm_none_start_absorbed
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4276,94 +4759,93 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rdi)
+	vmovdqa64	%xmm1, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_start_whole:
 .Laesgen_vaes512_gcm_none_start_hash8:
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_start_hashed8
-	vmovdqu64	(%rsi), %xmm1
+	vmovdqu64	96(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
+	vmovdqu64	112(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm2, %xmm2
+	vpshufd	$78, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 1264(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 1264(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rdi), %xmm3, %xmm3
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm3, %xmm2
+	vmovdqu64	64(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	80(%rsi), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1232(%rdi), %xmm3, %xmm7
+	vpclmulqdq	$17, 1232(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rdi), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1248(%rdi), %xmm5, %xmm9
+	vpclmulqdq	$17, 1248(%rdi), %xmm5, %xmm5
+	vpclmulqdq	$0, 2352(%rdi), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	32(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	48(%rsi), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1200(%rdi), %xmm3, %xmm7
+	vpclmulqdq	$17, 1200(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rdi), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1216(%rdi), %xmm5, %xmm9
+	vpclmulqdq	$17, 1216(%rdi), %xmm5, %xmm5
+	vpclmulqdq	$0, 2320(%rdi), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm1, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 640(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$17, 640(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rdi), %xmm2, %xmm2
-	vpshufd	$78, %xmm0, %xmm4
+	vpshufd	$78, %xmm3, %xmm5
+	vpxorq	%xmm3, %xmm5, %xmm5
+	vpclmulqdq	$0, 1168(%rdi), %xmm3, %xmm6
+	vpclmulqdq	$17, 1168(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm0, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 1184(%rdi), %xmm0, %xmm8
+	vpclmulqdq	$17, 1184(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpternlogd	$150, %xmm0, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm5, %xmm2
+	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpslldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm5
-	vpclmulqdq	$17, 656(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 1232(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm1, %xmm0
-	vpxorq	%xmm4, %xmm2, %xmm1
-	vmovdqu64	32(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	48(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 672(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 672(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 1248(%rdi), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm8
-	vpclmulqdq	$17, 688(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$0, 1264(%rdi), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	64(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	80(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 704(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 704(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 1280(%rdi), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm8
-	vpclmulqdq	$17, 720(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$0, 1296(%rdi), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	96(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	112(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 736(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 736(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 1312(%rdi), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm8
-	vpclmulqdq	$17, 752(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$0, 1328(%rdi), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
+	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_start_hash8
@@ -4376,11 +4858,10 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1328(%rdi), %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 2384(%rdi), %xmm0, %xmm0
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpsrldq	$8, %xmm0, %xmm3
@@ -4399,7 +4880,7 @@ aesgen_vaes512_gcm_none_start:
 .Laesgen_vaes512_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_start_absorbed
-	leaq	1584(%rdi), %rcx
+	leaq	2672(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -4429,18 +4910,18 @@ aesgen_vaes512_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_vaes512_gcm_none_start_no1_2:
 .Laesgen_vaes512_gcm_none_start_absorbed:
-	vmovdqa64	%xmm0, 1568(%rdi)
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1640(%rdi), %rcx
+	vmovdqa64	%xmm0, 2656(%rdi)
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2728(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_start_flushed
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4455,14 +4936,14 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rdi)
+	vmovdqa64	%xmm1, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 1280(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4477,12 +4958,12 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1568(%rdi)
-	movq	$0, 1640(%rdi)
+	vmovdqa64	%xmm1, 2656(%rdi)
+	movq	$0, 2728(%rdi)
 .Laesgen_vaes512_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_start_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1552(%rdi)
+	vmovdqa64	%xmm1, 2640(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_start_aes128
@@ -4573,7 +5054,7 @@ aesgen_vaes512_gcm_none_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_start_aes_done
 .Laesgen_vaes512_gcm_none_start_aes_done:
-	vmovdqa64	%xmm0, 1536(%rdi)
+	vmovdqa64	%xmm0, 2624(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4606,22 +5087,22 @@ aesgen_vaes512_gcm_none_start:
 	.p2align	5
 aesgen_vaes512_gcm_none_aad:
 	endbr64
-	cmpq	$0, 1648(%rdi)
+	cmpq	$0, 2736(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	1632(%rdi), %rax
+	subq	2720(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_none_aad_refuse
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1632(%rdi), %rax
-	addq	%rdx, 1632(%rdi)
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2720(%rdi), %rax
+	addq	%rdx, 2720(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	1584(%rdi,%rax,1), %r9
+	leaq	2672(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes512_gcm_none_aad_no8
@@ -4656,13 +5137,13 @@ aesgen_vaes512_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_aad_absorbed
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4677,94 +5158,93 @@ aesgen_vaes512_gcm_none_aad:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rdi)
+	vmovdqa64	%xmm1, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_aad_whole:
 .Laesgen_vaes512_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_aad_hashed8
-	vmovdqu64	(%rsi), %xmm1
+	vmovdqu64	96(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
+	vmovdqu64	112(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm2, %xmm2
+	vpshufd	$78, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 1264(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 1264(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rdi), %xmm3, %xmm3
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm3, %xmm2
+	vmovdqu64	64(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	80(%rsi), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1232(%rdi), %xmm3, %xmm7
+	vpclmulqdq	$17, 1232(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rdi), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1248(%rdi), %xmm5, %xmm9
+	vpclmulqdq	$17, 1248(%rdi), %xmm5, %xmm5
+	vpclmulqdq	$0, 2352(%rdi), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	32(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vmovdqu64	48(%rsi), %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm3, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$0, 1200(%rdi), %xmm3, %xmm7
+	vpclmulqdq	$17, 1200(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rdi), %xmm6, %xmm6
+	vpshufd	$78, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpclmulqdq	$0, 1216(%rdi), %xmm5, %xmm9
+	vpclmulqdq	$17, 1216(%rdi), %xmm5, %xmm5
+	vpclmulqdq	$0, 2320(%rdi), %xmm8, %xmm8
+	vpternlogd	$150, %xmm9, %xmm7, %xmm4
+	vpternlogd	$150, %xmm5, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	(%rsi), %xmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm1, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 640(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$17, 640(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rdi), %xmm2, %xmm2
-	vpshufd	$78, %xmm0, %xmm4
+	vpshufd	$78, %xmm3, %xmm5
+	vpxorq	%xmm3, %xmm5, %xmm5
+	vpclmulqdq	$0, 1168(%rdi), %xmm3, %xmm6
+	vpclmulqdq	$17, 1168(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm0, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 1184(%rdi), %xmm0, %xmm8
+	vpclmulqdq	$17, 1184(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpternlogd	$150, %xmm0, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm5, %xmm2
+	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpslldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm5
-	vpclmulqdq	$17, 656(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 1232(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm1, %xmm0
-	vpxorq	%xmm4, %xmm2, %xmm1
-	vmovdqu64	32(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	48(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 672(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 672(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 1248(%rdi), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm8
-	vpclmulqdq	$17, 688(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$0, 1264(%rdi), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	64(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	80(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 704(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 704(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 1280(%rdi), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm8
-	vpclmulqdq	$17, 720(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$0, 1296(%rdi), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vmovdqu64	96(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm2, %xmm2
-	vmovdqu64	112(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm2, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 736(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 736(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 1312(%rdi), %xmm5, %xmm5
-	vpshufd	$78, %xmm4, %xmm7
-	vpxorq	%xmm4, %xmm7, %xmm7
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm8
-	vpclmulqdq	$17, 752(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$0, 1328(%rdi), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm3
-	vpternlogd	$150, %xmm4, %xmm2, %xmm0
-	vpternlogd	$150, %xmm7, %xmm5, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
+	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_aad_hash8
@@ -4777,11 +5257,10 @@ aesgen_vaes512_gcm_none_aad:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1328(%rdi), %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 2384(%rdi), %xmm0, %xmm0
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpsrldq	$8, %xmm0, %xmm3
@@ -4800,7 +5279,7 @@ aesgen_vaes512_gcm_none_aad:
 .Laesgen_vaes512_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_aad_absorbed
-	leaq	1584(%rdi), %rax
+	leaq	2672(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -4830,7 +5309,7 @@ aesgen_vaes512_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_vaes512_gcm_none_aad_no1_2:
 .Laesgen_vaes512_gcm_none_aad_absorbed:
-	vmovdqa64	%xmm0, 1568(%rdi)
+	vmovdqa64	%xmm0, 2656(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4858,9 +5337,10 @@ aesgen_vaes512_gcm_none_aad:
 aesgen_vaes512_gcm_none_encrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	1640(%rdi), %rax
+	subq	2728(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_none_encrypt_refuse
+	movq	$0, %r8
 	call	aesgen_vaes512_gcm_none_encrypt_data
 	xorl	%eax, %eax
 	ret
@@ -4880,9 +5360,10 @@ aesgen_vaes512_gcm_none_encrypt:
 aesgen_vaes512_gcm_none_decrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	1640(%rdi), %rax
+	subq	2728(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_none_decrypt_refuse
+	movq	$0, %r8
 	call	aesgen_vaes512_gcm_none_decrypt_data
 	xorl	%eax, %eax
 	ret
@@ -4905,19 +5386,19 @@ aesgen_vaes512_gcm_none_finish_seal:
 	jb	.Laesgen_vaes512_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes512_gcm_none_finish_seal_refuse
-	cmpq	$0, 1648(%rdi)
+	cmpq	$0, 2736(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_finish_seal_in_data
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1632(%rdi), %rax
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2720(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_finish_seal_flushed
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4932,22 +5413,22 @@ aesgen_vaes512_gcm_none_finish_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rdi)
+	vmovdqa64	%xmm1, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_finish_seal_flushed:
-	vmovdqa64	%xmm0, 1568(%rdi)
-	movq	$1, 1648(%rdi)
+	vmovdqa64	%xmm0, 2656(%rdi)
+	movq	$1, 2736(%rdi)
 .Laesgen_vaes512_gcm_none_finish_seal_in_data:
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1640(%rdi), %rax
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2728(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_finish_seal_flushed_2
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4962,18 +5443,18 @@ aesgen_vaes512_gcm_none_finish_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_none_finish_seal_flushed_2:
-	movq	1632(%rdi), %rax
+	movq	2720(%rdi), %rax
 	shlq	$3, %rax
-	movq	1640(%rdi), %rcx
+	movq	2728(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 1280(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4987,7 +5468,7 @@ aesgen_vaes512_gcm_none_finish_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1536(%rdi), %xmm0, %xmm0
+	vpxorq	2624(%rdi), %xmm0, %xmm0
 	movq	$-1, %rax
 	bzhiq	%rdx, %rax, %rax
 	kmovq	%rax, %k1
@@ -5021,19 +5502,19 @@ aesgen_vaes512_gcm_none_finish_open:
 	jb	.Laesgen_vaes512_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes512_gcm_none_finish_open_refuse
-	cmpq	$0, 1648(%rdi)
+	cmpq	$0, 2736(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_finish_open_in_data
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1632(%rdi), %rcx
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2720(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_finish_open_flushed
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -5048,22 +5529,22 @@ aesgen_vaes512_gcm_none_finish_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rdi)
+	vmovdqa64	%xmm1, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_finish_open_flushed:
-	vmovdqa64	%xmm0, 1568(%rdi)
-	movq	$1, 1648(%rdi)
+	vmovdqa64	%xmm0, 2656(%rdi)
+	movq	$1, 2736(%rdi)
 .Laesgen_vaes512_gcm_none_finish_open_in_data:
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1640(%rdi), %rcx
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2728(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_finish_open_flushed_2
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -5078,18 +5559,18 @@ aesgen_vaes512_gcm_none_finish_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_none_finish_open_flushed_2:
-	movq	1632(%rdi), %rcx
+	movq	2720(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	1640(%rdi), %r8
+	movq	2728(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 1280(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -5103,10 +5584,10 @@ aesgen_vaes512_gcm_none_finish_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1536(%rdi), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1616(%rdi)
+	vpxorq	2624(%rdi), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 2704(%rdi)
 	xorq	%rcx, %rcx
-	leaq	1616(%rdi), %rdi
+	leaq	2704(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -5169,7 +5650,7 @@ aesgen_vaes512_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 1664 bytes of the context.
+# wipe(ctx): zero all 2752 bytes of the context.
 # Requires: AVX, AVX512F, AVX512VL
 	.text
 	.globl	aesgen_vaes512_gcm_none_wipe
@@ -5178,7 +5659,7 @@ aesgen_vaes512_gcm_none_finish_open:
 aesgen_vaes512_gcm_none_wipe:
 	endbr64
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	$26, %rax
+	movq	$43, %rax
 .Laesgen_vaes512_gcm_none_wipe_zero:
 	vmovdqu64	%zmm0, (%rdi)
 	addq	$64, %rdi
@@ -5189,7 +5670,8 @@ aesgen_vaes512_gcm_none_wipe:
 	.size	aesgen_vaes512_gcm_none_wipe, .-aesgen_vaes512_gcm_none_wipe
 
 
-# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
+# encrypt_data(ctx, in, len, out, final): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
+# final = 1 (seal, open: the whole message) leaves in HASH the GHASH with the length block.
 # Called by seal and encrypt after their checks; not exported.
 # Requires: AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
@@ -5199,19 +5681,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 1648(%rdi)
+	pushq	%r12
+	cmpq	$0, 2736(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_encrypt_data_in_data
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1632(%rdi), %rax
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2720(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_flushed
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -5226,81 +5709,81 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rdi)
+	vmovdqa64	%xmm1, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_flushed:
-	vmovdqa64	%xmm0, 1568(%rdi)
-	movq	$1, 1648(%rdi)
+	vmovdqa64	%xmm0, 2656(%rdi)
+	movq	$1, 2736(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_in_data:
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1640(%rdi), %rax
-	addq	%rdx, 1640(%rdi)
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2728(%rdi), %rax
+	addq	%rdx, 2728(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_bulk
-	movq	$16, %r8
-	subq	%rax, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	movq	%rsi, %r9
-	movq	%rcx, %r10
-	leaq	1600(%rdi,%rax,1), %r11
-	leaq	1584(%rdi,%rax,1), %rbx
-	testq	$8, %r8
+	movq	$16, %r9
+	subq	%rax, %r9
+	cmpq	%rdx, %r9
+	cmovaq	%rdx, %r9
+	movq	%rsi, %r10
+	movq	%rcx, %r11
+	leaq	2688(%rdi,%rax,1), %rbx
+	leaq	2672(%rdi,%rax,1), %rbp
+	testq	$8, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_no8
-	movq	(%r9), %rbp
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	movq	%rbp, (%rbx)
-	addq	$8, %r9
+	movq	(%r10), %r12
+	xorq	(%rbx), %r12
+	movq	%r12, (%r11)
+	movq	%r12, (%rbp)
 	addq	$8, %r10
 	addq	$8, %r11
 	addq	$8, %rbx
+	addq	$8, %rbp
 .Laesgen_vaes512_gcm_none_encrypt_data_no8:
-	testq	$4, %r8
+	testq	$4, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_no4
-	movl	(%r9), %ebp
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	movl	%ebp, (%rbx)
-	addq	$4, %r9
+	movl	(%r10), %r12d
+	xorl	(%rbx), %r12d
+	movl	%r12d, (%r11)
+	movl	%r12d, (%rbp)
 	addq	$4, %r10
 	addq	$4, %r11
 	addq	$4, %rbx
+	addq	$4, %rbp
 .Laesgen_vaes512_gcm_none_encrypt_data_no4:
-	testq	$2, %r8
+	testq	$2, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_no2
-	movzbl	(%r9), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	movb	%bpl, 1(%rbx)
-	addq	$2, %r9
+	movzbl	(%r10), %r12d
+	xorb	(%rbx), %r12b
+	movb	%r12b, (%r11)
+	movb	%r12b, (%rbp)
+	movzbl	1(%r10), %r12d
+	xorb	1(%rbx), %r12b
+	movb	%r12b, 1(%r11)
+	movb	%r12b, 1(%rbp)
 	addq	$2, %r10
 	addq	$2, %r11
 	addq	$2, %rbx
+	addq	$2, %rbp
 .Laesgen_vaes512_gcm_none_encrypt_data_no2:
-	testq	$1, %r8
+	testq	$1, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_no1
-	movzbl	(%r9), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
+	movzbl	(%r10), %r12d
+	xorb	(%rbx), %r12b
+	movb	%r12b, (%r11)
+	movb	%r12b, (%rbp)
 .Laesgen_vaes512_gcm_none_encrypt_data_no1:
-	addq	%r8, %rsi
-	addq	%r8, %rcx
-	subq	%r8, %rdx
-	addq	%r8, %rax
+	addq	%r9, %rsi
+	addq	%r9, %rcx
+	subq	%r9, %rdx
+	addq	%r9, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_encrypt_data_saved
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -5315,7 +5798,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rdi)
+	vmovdqa64	%xmm1, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -5323,7 +5806,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_data192
 .Laesgen_vaes512_gcm_none_encrypt_data_data256:
-	vmovdqa64	1552(%rdi), %xmm1
+	vmovdqa64	2640(%rdi), %xmm1
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
@@ -5508,248 +5991,243 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-512(%rcx), %zmm10
+	vmovdqu64	-128(%rcx), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm0, %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	-64(%rcx), %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vmovdqu64	-448(%rcx), %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufd	$78, %zmm9, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm10, %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpxorq	%zmm9, %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm10, %zmm0, %zmm0
+	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 1168(%rdi), %zmm9, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
-	vbroadcasti32x4	(%rdi), %zmm0
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm11, %zmm14
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm13, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	-384(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vmovdqu64	-320(%rcx), %zmm14
-	vbroadcasti32x4	32(%rdi), %zmm0
+	vpclmulqdq	$0, 2272(%rdi), %zmm10, %zmm14
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vpxorq	%zmm16, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm13, %zmm11
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm15, %zmm14, %zmm13
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm14
+	vaesenc	%zmm10, %zmm7, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	-256(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vmovdqu64	-192(%rcx), %zmm14
-	vbroadcasti32x4	80(%rdi), %zmm0
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm15
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm14
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	-128(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vmovdqu64	-64(%rcx), %zmm14
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vmovdqu64	-320(%rcx), %zmm15
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vmovdqu64	-512(%rcx), %zmm14
+	vbroadcasti32x4	128(%rdi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vmovdqu64	-448(%rcx), %zmm15
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm9, %zmm9
 	vbroadcasti32x4	144(%rdi), %zmm0
+	vpxorq	%zmm14, %zmm16, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1888(%rdi), %zmm16, %zmm16
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vpshufd	$78, %zmm15, %zmm17
 	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm15, %zmm17, %zmm17
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%ymm13, %ymm12, %ymm12
+	vpternlogd	$150, %zmm18, %zmm10, %zmm12
 	vaesenc	%zmm0, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm12, %xmm13
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
 	vbroadcasti32x4	176(%rdi), %zmm0
+	vpternlogd	$150, %zmm17, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm10, %ymm13
+	vpternlogd	$150, %zmm11, %zmm12, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm13, %ymm10, %ymm10
+	vpslldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm10, %xmm13
+	vpxorq	%zmm10, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm10, %xmm10
+	vpsrldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti64x4	$1, %zmm11, %ymm13
 	vbroadcasti32x4	192(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm13, %ymm11, %ymm11
+	vextracti64x4	$1, %zmm12, %ymm10
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm11, %xmm13
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm10
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm12, %xmm11, %xmm11
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm11, %ymm10
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpslldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm10, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm13, %xmm12, %xmm12
+	vextracti32x4	$1, %ymm11, %xmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpsrldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
 	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm12, %xmm12
 	vbroadcasti32x4	224(%rdi), %zmm0
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm5, %zmm5
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm11, %xmm12, %xmm12
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm7, %zmm7
 	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm9, %zmm9
 	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
@@ -5775,8 +6253,1254 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_drain256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone256
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm7
+	vpunpcklqdq	%xmm7, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm8
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vmovdqu64	-128(%rcx), %zmm10
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm11
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm9
+	vpshufd	$78, %zmm10, %zmm12
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm13
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm10
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm12
+	vbroadcasti32x4	32(%rdi), %zmm9
+	vpshufd	$78, %zmm11, %zmm14
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm11
+	vbroadcasti32x4	48(%rdi), %zmm9
+	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm12, %zmm11
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm12
+	vbroadcasti32x4	64(%rdi), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpshufd	$78, %zmm12, %zmm15
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vbroadcasti32x4	80(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$0, -256(%rax), %zmm12, %zmm16
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$17, -256(%rax), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 848(%rax), %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vbroadcasti32x4	96(%rdi), %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$0, -192(%rax), %zmm14, %zmm18
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$17, -192(%rax), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 912(%rax), %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vmovdqu64	-384(%rcx), %zmm12
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpshufd	$78, %zmm12, %zmm15
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, -384(%rax), %zmm12, %zmm16
+	vbroadcasti32x4	144(%rdi), %zmm9
+	vpclmulqdq	$17, -384(%rax), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$0, 720(%rax), %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, -320(%rax), %zmm14, %zmm18
+	vbroadcasti32x4	160(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$17, -320(%rax), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, 784(%rax), %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm12
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm12, %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm12, %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, -512(%rax), %zmm12, %zmm15
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpclmulqdq	$17, -512(%rax), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 592(%rax), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm9, %zmm16
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, -448(%rax), %zmm9, %zmm17
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpclmulqdq	$17, -448(%rax), %zmm9, %zmm9
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 656(%rax), %zmm16, %zmm16
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm15, %zmm13
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm9, %zmm12, %zmm10
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm16, %zmm14, %zmm11
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm7, %zmm11, %zmm11
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_256
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256:
+	vpternlogd	$150, %zmm10, %zmm13, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vextracti64x4	$1, %zmm13, %ymm0
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vextracti32x4	$1, %ymm13, %xmm0
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
+	vpshufd	$78, %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
+	vpshufd	$78, %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd256:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-128(%rcx), %zmm14
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm15
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, -128(%rax), %zmm14, %zmm17
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$17, -128(%rax), %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 976(%rax), %zmm16, %zmm16
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, -64(%rax), %zmm15, %zmm19
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$17, -64(%rax), %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vpclmulqdq	$0, 1040(%rax), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm18, %zmm16, %zmm15
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-256(%rcx), %zmm16
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm18
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufd	$78, %zmm16, %zmm19
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm16, %zmm19, %zmm19
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, -256(%rax), %zmm16, %zmm20
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$17, -256(%rax), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufd	$78, %zmm18, %zmm21
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vpxorq	%zmm18, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, -192(%rax), %zmm18, %zmm22
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$17, -192(%rax), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, 912(%rax), %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpternlogd	$150, %zmm22, %zmm20, %zmm17
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vmovdqu64	-320(%rcx), %zmm18
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufd	$78, %zmm16, %zmm19
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm16, %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, -384(%rax), %zmm16, %zmm20
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, -384(%rax), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, 720(%rax), %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufd	$78, %zmm18, %zmm21
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm18, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, -320(%rax), %zmm18, %zmm22
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, -320(%rax), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, 784(%rax), %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpternlogd	$150, %zmm22, %zmm20, %zmm17
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-512(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm13
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm16, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, -512(%rax), %zmm16, %zmm19
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpclmulqdq	$17, -512(%rax), %zmm16, %zmm16
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 592(%rax), %zmm18, %zmm18
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$0, -448(%rax), %zmm13, %zmm21
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, -448(%rax), %zmm13, %zmm13
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 656(%rax), %zmm20, %zmm20
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm21, %zmm19, %zmm17
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm13, %zmm16, %zmm14
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm20, %zmm18, %zmm15
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm11, %zmm15, %zmm15
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_256
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1296(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1360(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1424(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1488(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1552(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_256
+	vmovdqu64	%zmm10, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_256
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_256
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_256
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1360(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_256
+	vmovdqu64	%zmm7, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1424(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_256
+	vmovdqu64	%zmm8, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1488(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_256
+	vmovdqu64	%zmm9, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256:
+	vpternlogd	$150, %zmm14, %zmm17, %zmm15
+	vpslldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpsrldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm17, %ymm0
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vextracti32x4	$1, %ymm17, %xmm0
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
+	vpshufd	$78, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
+	vpshufd	$78, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone256:
+	movq	%r8, %rax
+	shlq	$4, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %rdx
+	shlq	$3, %rdx
+	movq	2728(%rdi), %rsi
+	shlq	$3, %rsi
+	xorq	%r9, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rdx
+	cmoveq	%r9, %rsi
+	vmovq	%rsi, %xmm2
+	vmovq	%rdx, %xmm3
+	vpunpcklqdq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm3, %xmm3
+	vmovdqu64	-128(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, -128(%rax), %zmm5, %zmm8
+	vpclmulqdq	$17, -128(%rax), %zmm5, %zmm5
+	vpclmulqdq	$0, 976(%rax), %zmm7, %zmm7
+	vpshufd	$78, %zmm6, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
+	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm6
+	vpclmulqdq	$0, 1040(%rax), %zmm9, %zmm9
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm7, %zmm6
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, -256(%rax), %zmm7, %zmm11
+	vpclmulqdq	$17, -256(%rax), %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm10, %zmm10
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$0, -192(%rax), %zmm9, %zmm13
+	vpclmulqdq	$17, -192(%rax), %zmm9, %zmm9
+	vpclmulqdq	$0, 912(%rax), %zmm12, %zmm12
+	vpternlogd	$150, %zmm13, %zmm11, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm5
+	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, -384(%rax), %zmm7, %zmm11
+	vpclmulqdq	$17, -384(%rax), %zmm7, %zmm7
+	vpclmulqdq	$0, 720(%rax), %zmm10, %zmm10
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$0, -320(%rax), %zmm9, %zmm13
+	vpclmulqdq	$17, -320(%rax), %zmm9, %zmm9
+	vpclmulqdq	$0, 784(%rax), %zmm12, %zmm12
+	vpternlogd	$150, %zmm13, %zmm11, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm5
+	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-512(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm7, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vpclmulqdq	$0, -512(%rax), %zmm7, %zmm10
+	vpclmulqdq	$17, -512(%rax), %zmm7, %zmm7
+	vpclmulqdq	$0, 592(%rax), %zmm9, %zmm9
+	vpshufd	$78, %zmm0, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, -448(%rax), %zmm0, %zmm12
+	vpclmulqdq	$17, -448(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 656(%rax), %zmm11, %zmm11
+	vpternlogd	$150, %zmm12, %zmm10, %zmm8
+	vpternlogd	$150, %zmm0, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm9, %zmm6
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpternlogd	$150, %zmm5, %zmm8, %zmm6
+	vpslldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_small256:
 	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty256
 	cmpq	$256, %rdx
 	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
@@ -5793,185 +7517,107 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vmovdqu64	-512(%rcx), %zmm7
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vmovdqu64	-448(%rcx), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpshufd	$78, %zmm7, %zmm2
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm7, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm9
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm7
-	vpclmulqdq	$0, 832(%rdi), %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm8, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm10, %zmm10
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vpclmulqdq	$0, 320(%rdi), %zmm8, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm8, %zmm8
-	vpclmulqdq	$0, 896(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-384(%rcx), %zmm8
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-320(%rcx), %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm8, %zmm11
-	vpxorq	%zmm8, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 384(%rdi), %zmm8, %zmm12
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 960(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm10, %zmm13
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm10, %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 448(%rdi), %zmm10, %zmm10
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$0, 1024(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm12, %zmm9
-	vpternlogd	$150, %zmm10, %zmm8, %zmm7
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm13, %zmm11, %zmm2
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-256(%rcx), %zmm8
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vmovdqu64	-192(%rcx), %zmm10
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm8, %zmm11
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 512(%rdi), %zmm8, %zmm12
-	vpclmulqdq	$17, 512(%rdi), %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 1088(%rdi), %zmm11, %zmm11
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpshufd	$78, %zmm10, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 576(%rdi), %zmm10, %zmm14
-	vpclmulqdq	$17, 576(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1152(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm14, %zmm12, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpternlogd	$150, %zmm10, %zmm8, %zmm7
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm13, %zmm11, %zmm2
-	vmovdqu64	-128(%rcx), %zmm8
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-64(%rcx), %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpshufd	$78, %zmm8, %zmm11
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%zmm8, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 640(%rdi), %zmm8, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 640(%rdi), %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1216(%rdi), %zmm11, %zmm11
-	vpshufd	$78, %zmm10, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 704(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 1280(%rdi), %zmm13, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm9
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm10, %zmm8, %zmm7
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm13, %zmm11, %zmm2
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti64x4	$1, %zmm9, %ymm8
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm8, %ymm9, %ymm9
-	vextracti32x4	$1, %ymm9, %xmm8
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm9, %xmm9
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm7, %ymm8
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm8, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm8
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm2, %ymm8
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm8, %ymm2, %ymm2
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm2, %xmm8
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm9, %xmm2, %xmm2
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm2, %xmm8
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm9, %xmm9
-	vpsrldq	$8, %xmm2, %xmm8
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm2
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpshufd	$78, %xmm9, %xmm9
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm2, %xmm9, %xmm9
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm2
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm9, %xmm9
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm2, %xmm9, %xmm9
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vmovdqa64	%xmm9, %xmm0
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm7, %zmm7, %zmm7
-	vpxorq	%zmm8, %zmm8, %zmm8
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm7
+	vpunpcklqdq	%xmm7, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm8
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	16(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	32(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	64(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	80(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	160(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	176(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	192(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	208(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	224(%rdi), %zmm9
+	vaesenclast	%zmm9, %zmm3, %zmm3
+	vaesenclast	%zmm9, %zmm4, %zmm4
+	vaesenclast	%zmm9, %zmm5, %zmm5
+	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -5980,13 +7626,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	%zmm9, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -5994,13 +7640,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -6008,193 +7654,206 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_256:
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm0
 	vmovdqu8	%zmm0, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_256
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm8, %zmm8
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_256:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256:
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm4
 	vmovdqu8	%zmm4, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_256
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	%zmm9, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds256
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_256:
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm0
 	vmovdqu8	%zmm0, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_256
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_256:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm0
 	vmovdqu8	%zmm0, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_256
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256:
+	vpternlogd	$150, %zmm2, %zmm8, %zmm7
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm8, %ymm0
 	vpxorq	%ymm0, %ymm8, %ymm8
 	vextracti32x4	$1, %ymm8, %xmm0
 	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
+	vmovdqa64	%xmm8, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_big256:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
@@ -6218,1265 +7877,165 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vmovdqu64	-512(%rcx), %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vpxorq	%zmm2, %zmm7, %zmm7
-	vmovdqu64	-448(%rcx), %zmm12
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vpxorq	%zmm2, %zmm10, %zmm10
-	vpshufd	$78, %zmm11, %zmm2
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 256(%rdi), %zmm11, %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 832(%rdi), %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %zmm12, %zmm14
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%zmm12, %zmm14, %zmm14
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vpclmulqdq	$0, 320(%rdi), %zmm12, %zmm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm12, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vmovdqu64	-384(%rcx), %zmm12
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-320(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufd	$78, %zmm12, %zmm15
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$0, 384(%rdi), %zmm12, %zmm16
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm14, %zmm12, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm17, %zmm15, %zmm2
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vmovdqu64	-256(%rcx), %zmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vmovdqu64	-192(%rcx), %zmm14
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm12, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rdi), %zmm12, %zmm16
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 512(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpternlogd	$150, %zmm14, %zmm12, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm17, %zmm15, %zmm2
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-128(%rcx), %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vmovdqu64	-64(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpshufd	$78, %zmm12, %zmm15
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm12, %zmm16
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 640(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm14, %zmm12, %zmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm17, %zmm15, %zmm2
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti64x4	$1, %zmm13, %ymm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm12, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm13, %xmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm12, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm11, %ymm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%ymm12, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm11, %xmm12
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm12, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm2, %ymm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm12, %ymm2, %ymm2
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti32x4	$1, %ymm2, %xmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm12, %xmm2, %xmm2
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%xmm13, %xmm2, %xmm2
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %xmm2, %xmm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm12, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpsrldq	$8, %xmm2, %xmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm12, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm2
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm2, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm2
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm2, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm10, %zmm10
-	vmovdqa64	%xmm13, %xmm0
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm11, %zmm11
-	vpxorq	%zmm12, %zmm12, %zmm12
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_256
-	vmovdqu64	(%rsi), %zmm13
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
 	vpxorq	%zmm13, %zmm3, %zmm3
-	vmovdqu64	%zmm3, (%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm0
-	vpxorq	%zmm3, %zmm0, %zmm0
-	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
-	vpxorq	%zmm13, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_256
-	vmovdqu64	64(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 64(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm0
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_256
-	vmovdqu64	128(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 128(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_256
-	vmovdqu64	192(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vmovdqu64	%zmm6, 192(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpshufd	$78, %zmm6, %zmm0
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$320, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_256
-	vmovdqu64	256(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vmovdqu64	%zmm7, 256(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vpshufd	$78, %zmm7, %zmm0
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$384, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_256
-	vmovdqu64	320(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vmovdqu64	%zmm8, 320(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpshufd	$78, %zmm8, %zmm0
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$448, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_256
-	vmovdqu64	384(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vmovdqu64	%zmm9, 384(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm9, %zmm0
-	vpxorq	%zmm9, %zmm0, %zmm0
-	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd7_256:
-	subq	$448, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm10, %zmm0
-	vmovdqu8	%zmm0, 448(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_256
-	vmovdqu64	%zmm10, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_256:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	(%rsi), %zmm4{%k1}{z}
-	vpxorq	%zmm4, %zmm3, %zmm4
-	vmovdqu8	%zmm4, (%rcx){%k1}
-	vmovdqu8	%zmm4, %zmm4{%k1}{z}
-	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm6
-	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
-	vpxorq	%zmm7, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_256
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd256
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_256:
-	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm4, %zmm0
-	vmovdqu8	%zmm0, 64(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm5
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_256
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_256:
-	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm5, %zmm0
-	vmovdqu8	%zmm0, 128(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_256
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_256:
-	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm6, %zmm0
-	vmovdqu8	%zmm0, 192(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_256
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_256:
-	subq	$256, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm7, %zmm0
-	vmovdqu8	%zmm0, 256(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_256
-	vmovdqu64	%zmm7, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_256:
-	subq	$320, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm8, %zmm0
-	vmovdqu8	%zmm0, 320(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_256
-	vmovdqu64	%zmm8, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_256:
-	subq	$384, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm9, %zmm0
-	vmovdqu8	%zmm0, 384(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_256
-	vmovdqu64	%zmm9, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm11, %ymm0
-	vpxorq	%ymm0, %ymm11, %ymm11
-	vextracti32x4	$1, %ymm11, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vextracti64x4	$1, %zmm12, %ymm0
-	vpxorq	%ymm0, %ymm12, %ymm12
-	vextracti32x4	$1, %ymm12, %xmm0
-	vpxorq	%xmm0, %xmm12, %xmm12
-	vpxorq	%xmm2, %xmm12, %xmm12
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vpslldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd256:
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end256
-.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone256:
-	vmovdqu64	-512(%rcx), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-448(%rcx), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm2, %zmm3
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm4
-	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 832(%rdi), %zmm3, %zmm3
-	vpshufd	$78, %zmm0, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
-	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
-	vpclmulqdq	$0, 896(%rdi), %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm2, %zmm0
-	vpxorq	%zmm5, %zmm3, %zmm2
-	vmovdqu64	-384(%rcx), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vmovdqu64	-320(%rcx), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, 384(%rdi), %zmm3, %zmm7
-	vpclmulqdq	$17, 384(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 960(%rdi), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm8, %zmm8
-	vpclmulqdq	$0, 448(%rdi), %zmm5, %zmm9
-	vpclmulqdq	$17, 448(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm4
-	vpternlogd	$150, %zmm5, %zmm3, %zmm0
-	vpternlogd	$150, %zmm8, %zmm6, %zmm2
-	vmovdqu64	-256(%rcx), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, 512(%rdi), %zmm3, %zmm7
-	vpclmulqdq	$17, 512(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 1088(%rdi), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm8, %zmm8
-	vpclmulqdq	$0, 576(%rdi), %zmm5, %zmm9
-	vpclmulqdq	$17, 576(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1152(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm4
-	vpternlogd	$150, %zmm5, %zmm3, %zmm0
-	vpternlogd	$150, %zmm8, %zmm6, %zmm2
-	vmovdqu64	-128(%rcx), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vmovdqu64	-64(%rcx), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, 640(%rdi), %zmm3, %zmm7
-	vpclmulqdq	$17, 640(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 1216(%rdi), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm8, %zmm8
-	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm9
-	vpclmulqdq	$17, 704(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1280(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm4
-	vpternlogd	$150, %zmm5, %zmm3, %zmm0
-	vpternlogd	$150, %zmm8, %zmm6, %zmm2
-	vextracti64x4	$1, %zmm4, %ymm3
-	vpxorq	%ymm3, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm3
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm0, %ymm3
-	vpxorq	%ymm3, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vextracti64x4	$1, %zmm2, %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end256
-.Laesgen_vaes512_gcm_none_encrypt_data_small256:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
-	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256_2
-	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	leaq	15(%rdx), %rax
-	shrq	$4, %rax
-	vmovq	%rax, %xmm2
-	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	176(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	192(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	208(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	224(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm7, %zmm7, %zmm7
-	vpxorq	%zmm8, %zmm8, %zmm8
-	movq	%rdx, %rax
-	andq	$-16, %rax
-	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256
-	vmovdqu64	(%rsi), %zmm9
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vmovdqu64	%zmm3, (%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm0
-	vpxorq	%zmm3, %zmm0, %zmm0
-	vpclmulqdq	$0, (%rax), %zmm3, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256
-	vmovdqu64	64(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 64(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm0
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256
-	vmovdqu64	128(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 128(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_256:
-	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm6, %zmm0
-	vmovdqu8	%zmm0, 192(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	(%rsi), %zmm4{%k1}{z}
-	vpxorq	%zmm4, %zmm3, %zmm4
-	vmovdqu8	%zmm4, (%rcx){%k1}
-	vmovdqu8	%zmm4, %zmm4{%k1}{z}
-	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm6
-	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256:
-	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm4, %zmm0
-	vmovdqu8	%zmm0, 64(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm5
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256:
-	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm5, %zmm0
-	vmovdqu8	%zmm0, 128(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256_2:
-	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	leaq	15(%rdx), %rax
-	shrq	$4, %rax
-	vmovq	%rax, %xmm2
-	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	176(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	192(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	208(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	224(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vaesenclast	%zmm2, %zmm7, %zmm7
-	vaesenclast	%zmm2, %zmm8, %zmm8
-	vaesenclast	%zmm2, %zmm9, %zmm9
-	vaesenclast	%zmm2, %zmm10, %zmm10
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm11, %zmm11
-	vpxorq	%zmm12, %zmm12, %zmm12
-	movq	%rdx, %rax
-	andq	$-16, %rax
-	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_256
 	vmovdqu64	(%rsi), %zmm13
@@ -7487,11 +8046,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
-	vpxorq	%zmm13, %zmm2, %zmm2
+	vpxorq	%zmm13, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_256
 	vmovdqu64	64(%rsi), %zmm0
@@ -7501,11 +8060,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$192, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_256
 	vmovdqu64	128(%rsi), %zmm0
@@ -7515,11 +8074,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_256
 	vmovdqu64	192(%rsi), %zmm0
@@ -7529,11 +8088,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm6, %zmm0
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$320, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_256
 	vmovdqu64	256(%rsi), %zmm0
@@ -7543,11 +8102,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm7, %zmm0
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$384, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_256
 	vmovdqu64	320(%rsi), %zmm0
@@ -7557,11 +8116,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm8, %zmm0
 	vpxorq	%zmm8, %zmm0, %zmm0
 	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$448, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_256
 	vmovdqu64	384(%rsi), %zmm0
@@ -7571,350 +8130,408 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part7_256:
 	subq	$448, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm10, %zmm0
 	vmovdqu8	%zmm0, 448(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1552(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_256
-	vmovdqu64	%zmm10, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_256
+	vmovdqu64	%zmm10, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_256:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm4
 	vmovdqu8	%zmm4, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
-	vpxorq	%zmm7, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_256
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_256:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced256
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced256
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_256:
 	subq	$64, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm0
 	vmovdqu8	%zmm0, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_256
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_256
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_256:
 	subq	$128, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm0
 	vmovdqu8	%zmm0, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_256
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_256
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_256:
 	subq	$192, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm0
 	vmovdqu8	%zmm0, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_256:
 	subq	$256, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm7, %zmm0
 	vmovdqu8	%zmm0, 256(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_256
-	vmovdqu64	%zmm7, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_256
+	vmovdqu64	%zmm7, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_256:
 	subq	$320, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm8, %zmm0
 	vmovdqu8	%zmm0, 320(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_256
-	vmovdqu64	%zmm8, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_256
+	vmovdqu64	%zmm8, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_256:
 	subq	$384, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm9, %zmm0
 	vmovdqu8	%zmm0, 384(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_256
-	vmovdqu64	%zmm9, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_256
+	vmovdqu64	%zmm9, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm11, %ymm0
-	vpxorq	%ymm0, %ymm11, %ymm11
-	vextracti32x4	$1, %ymm11, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm12, %ymm0
 	vpxorq	%ymm0, %ymm12, %ymm12
 	vextracti32x4	$1, %ymm12, %xmm0
 	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
 	vpxorq	%xmm2, %xmm12, %xmm12
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vpslldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vmovdqa64	%xmm12, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty256:
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+	movq	2720(%rdi), %rax
+	shlq	$3, %rax
+	movq	2728(%rdi), %rcx
+	shlq	$3, %rcx
+	vmovq	%rcx, %xmm2
+	vmovq	%rax, %xmm3
+	vpunpcklqdq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 1280(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$1, 1280(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, 1280(%rdi), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_end256:
 .Laesgen_vaes512_gcm_none_encrypt_data_end256:
-	vmovdqa64	%xmm1, 1552(%rdi)
+	vmovdqa64	%xmm1, 2640(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_saved
 .Laesgen_vaes512_gcm_none_encrypt_data_data128:
-	vmovdqa64	1552(%rdi), %xmm1
+	vmovdqa64	2640(%rdi), %xmm1
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
@@ -8063,214 +8680,209 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-512(%rcx), %zmm8
+	vmovdqu64	-128(%rcx), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-64(%rcx), %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	-448(%rcx), %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm8, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 2272(%rdi), %zmm9, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm10, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpxorq	%zmm10, %zmm14, %zmm14
+	vpxorq	%zmm11, %zmm15, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
-	vbroadcasti32x4	(%rdi), %zmm0
-	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm15, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm12, %zmm10
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm13, %zmm12
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vmovdqu64	-384(%rcx), %zmm13
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vmovdqu64	-320(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm16, %zmm12, %zmm12
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm11, %zmm13, %zmm11
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm14, %zmm13
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vmovdqu64	-256(%rcx), %zmm14
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %zmm14, %zmm17
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vmovdqu64	-256(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vmovdqu64	-192(%rcx), %zmm15
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vmovdqu64	-384(%rcx), %zmm14
+	vaesenc	%zmm10, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-128(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	-64(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vmovdqu64	-320(%rcx), %zmm15
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vmovdqu64	-512(%rcx), %zmm14
+	vaesenc	%zmm10, %zmm7, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm13, %zmm15, %zmm15
+	vmovdqu64	-448(%rcx), %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vpshufd	$78, %zmm14, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm16
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vpclmulqdq	$0, 1888(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vpshufd	$78, %zmm10, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vpclmulqdq	$0, 848(%rdi), %zmm10, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vpclmulqdq	$17, 848(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti64x4	$1, %zmm11, %ymm13
+	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%ymm13, %ymm11, %ymm11
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm14, %zmm11
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm11, %xmm13
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%xmm13, %xmm11, %xmm11
+	vpternlogd	$150, %zmm17, %zmm15, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm10, %ymm13
+	vpternlogd	$150, %zmm11, %zmm12, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm13, %ymm10, %ymm10
+	vpslldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm10, %xmm13
+	vpxorq	%zmm10, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm13, %xmm10, %xmm10
+	vpsrldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm12, %ymm13
+	vpxorq	%zmm10, %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm13, %ymm12, %ymm12
+	vextracti64x4	$1, %zmm12, %ymm10
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm13, %xmm12, %xmm12
+	vextracti32x4	$1, %ymm12, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
 	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti64x4	$1, %zmm11, %ymm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm13, %xmm11, %xmm11
+	vpxorq	%ymm10, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti32x4	$1, %ymm11, %xmm10
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm13, %xmm10, %xmm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm12, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm12, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm8, %zmm8
 	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
+	vaesenclast	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm11, %xmm0
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -8294,8 +8906,1198 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_drain128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone128
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm7
+	vpunpcklqdq	%xmm7, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm8
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm9
+	vmovdqu64	-128(%rcx), %zmm10
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vmovdqu64	-64(%rcx), %zmm11
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufd	$78, %zmm10, %zmm12
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm12, %zmm12
+	vbroadcasti32x4	16(%rdi), %zmm9
+	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm13
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm10
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm12
+	vpshufd	$78, %zmm11, %zmm14
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
+	vbroadcasti32x4	32(%rdi), %zmm9
+	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm14
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm12, %zmm11
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm12
+	vbroadcasti32x4	48(%rdi), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpshufd	$78, %zmm12, %zmm15
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, -256(%rax), %zmm12, %zmm16
+	vpclmulqdq	$17, -256(%rax), %zmm12, %zmm12
+	vbroadcasti32x4	64(%rdi), %zmm9
+	vpclmulqdq	$0, 848(%rax), %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, -192(%rax), %zmm14, %zmm18
+	vpclmulqdq	$17, -192(%rax), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 912(%rax), %zmm17, %zmm17
+	vbroadcasti32x4	80(%rdi), %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vmovdqu64	-384(%rcx), %zmm12
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm14
+	vbroadcasti32x4	96(%rdi), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpshufd	$78, %zmm12, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, -384(%rax), %zmm12, %zmm16
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, -384(%rax), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 720(%rax), %zmm15, %zmm15
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vpshufd	$78, %zmm14, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$0, -320(%rax), %zmm14, %zmm18
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$17, -320(%rax), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 784(%rax), %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm12
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vmovdqu64	-448(%rcx), %zmm14
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpshufd	$78, %zmm12, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm12, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, -512(%rax), %zmm12, %zmm15
+	vpclmulqdq	$17, -512(%rax), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 592(%rax), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm16
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, -448(%rax), %zmm14, %zmm17
+	vpclmulqdq	$17, -448(%rax), %zmm14, %zmm14
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 656(%rax), %zmm16, %zmm16
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm17, %zmm15, %zmm13
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm16, %zmm9, %zmm11
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm7, %zmm11, %zmm11
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_128
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128:
+	vpternlogd	$150, %zmm10, %zmm13, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vextracti64x4	$1, %zmm13, %ymm0
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vextracti32x4	$1, %ymm13, %xmm0
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
+	vpshufd	$78, %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
+	vpshufd	$78, %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd128:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-128(%rcx), %zmm14
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm15
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm16
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, -128(%rax), %zmm14, %zmm17
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$17, -128(%rax), %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, 976(%rax), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, -64(%rax), %zmm15, %zmm19
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vpclmulqdq	$17, -64(%rax), %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, 1040(%rax), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm18, %zmm16, %zmm15
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-256(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm18
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufd	$78, %zmm16, %zmm19
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm16, %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, -256(%rax), %zmm16, %zmm20
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$17, -256(%rax), %zmm16, %zmm16
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, 848(%rax), %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpshufd	$78, %zmm18, %zmm21
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm18, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, -192(%rax), %zmm18, %zmm22
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$17, -192(%rax), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 912(%rax), %zmm21, %zmm21
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vpternlogd	$150, %zmm22, %zmm20, %zmm17
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-320(%rcx), %zmm18
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufd	$78, %zmm16, %zmm19
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm16, %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, -384(%rax), %zmm16, %zmm20
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$17, -384(%rax), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, 720(%rax), %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vpshufd	$78, %zmm18, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm18, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, -320(%rax), %zmm18, %zmm22
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$17, -320(%rax), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, 784(%rax), %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpternlogd	$150, %zmm22, %zmm20, %zmm17
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-512(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-448(%rcx), %zmm18
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpshufd	$78, %zmm16, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm16, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, -512(%rax), %zmm16, %zmm19
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, -512(%rax), %zmm16, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 592(%rax), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm18, %zmm20
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, -448(%rax), %zmm18, %zmm21
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, -448(%rax), %zmm18, %zmm18
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 656(%rax), %zmm20, %zmm20
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm21, %zmm19, %zmm17
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm20, %zmm13, %zmm15
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm11, %zmm15, %zmm15
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_128
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1296(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1360(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1424(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1488(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1552(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_128
+	vmovdqu64	%zmm10, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_128
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_128
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_128
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1360(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_128
+	vmovdqu64	%zmm7, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1424(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_128
+	vmovdqu64	%zmm8, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1488(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_128
+	vmovdqu64	%zmm9, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128:
+	vpternlogd	$150, %zmm14, %zmm17, %zmm15
+	vpslldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpsrldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm17, %ymm0
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vextracti32x4	$1, %ymm17, %xmm0
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
+	vpshufd	$78, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
+	vpshufd	$78, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone128:
+	movq	%r8, %rax
+	shlq	$4, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %rdx
+	shlq	$3, %rdx
+	movq	2728(%rdi), %rsi
+	shlq	$3, %rsi
+	xorq	%r9, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rdx
+	cmoveq	%r9, %rsi
+	vmovq	%rsi, %xmm2
+	vmovq	%rdx, %xmm3
+	vpunpcklqdq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm3, %xmm3
+	vmovdqu64	-128(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, -128(%rax), %zmm5, %zmm8
+	vpclmulqdq	$17, -128(%rax), %zmm5, %zmm5
+	vpclmulqdq	$0, 976(%rax), %zmm7, %zmm7
+	vpshufd	$78, %zmm6, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
+	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm6
+	vpclmulqdq	$0, 1040(%rax), %zmm9, %zmm9
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm7, %zmm6
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, -256(%rax), %zmm7, %zmm11
+	vpclmulqdq	$17, -256(%rax), %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm10, %zmm10
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$0, -192(%rax), %zmm9, %zmm13
+	vpclmulqdq	$17, -192(%rax), %zmm9, %zmm9
+	vpclmulqdq	$0, 912(%rax), %zmm12, %zmm12
+	vpternlogd	$150, %zmm13, %zmm11, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm5
+	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, -384(%rax), %zmm7, %zmm11
+	vpclmulqdq	$17, -384(%rax), %zmm7, %zmm7
+	vpclmulqdq	$0, 720(%rax), %zmm10, %zmm10
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$0, -320(%rax), %zmm9, %zmm13
+	vpclmulqdq	$17, -320(%rax), %zmm9, %zmm9
+	vpclmulqdq	$0, 784(%rax), %zmm12, %zmm12
+	vpternlogd	$150, %zmm13, %zmm11, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm5
+	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-512(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm7, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vpclmulqdq	$0, -512(%rax), %zmm7, %zmm10
+	vpclmulqdq	$17, -512(%rax), %zmm7, %zmm7
+	vpclmulqdq	$0, 592(%rax), %zmm9, %zmm9
+	vpshufd	$78, %zmm0, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, -448(%rax), %zmm0, %zmm12
+	vpclmulqdq	$17, -448(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 656(%rax), %zmm11, %zmm11
+	vpternlogd	$150, %zmm12, %zmm10, %zmm8
+	vpternlogd	$150, %zmm0, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm9, %zmm6
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpternlogd	$150, %zmm5, %zmm8, %zmm6
+	vpslldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_small128:
 	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty128
 	cmpq	$256, %rdx
 	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
@@ -8312,165 +10114,87 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vmovdqu64	-512(%rcx), %zmm7
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vmovdqu64	-448(%rcx), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpshufd	$78, %zmm7, %zmm9
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm7, %zmm9, %zmm9
-	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm2
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm7
-	vpclmulqdq	$0, 832(%rdi), %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm8, %zmm10
-	vpxorq	%zmm8, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rdi), %zmm8, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm8, %zmm8
-	vpclmulqdq	$0, 896(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm11, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm9, %zmm8
-	vmovdqu64	-384(%rcx), %zmm9
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-320(%rcx), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm11
-	vpxorq	%zmm9, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm12
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
-	vpclmulqdq	$0, 960(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm10, %zmm13
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm10, %zmm14
-	vpclmulqdq	$17, 448(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1024(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm14, %zmm12, %zmm2
-	vpternlogd	$150, %zmm10, %zmm9, %zmm7
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vmovdqu64	-256(%rcx), %zmm9
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vmovdqu64	-192(%rcx), %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm11
-	vpxorq	%zmm9, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 512(%rdi), %zmm9, %zmm12
-	vpclmulqdq	$17, 512(%rdi), %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$0, 1088(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm10, %zmm13
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 576(%rdi), %zmm10, %zmm14
-	vpclmulqdq	$17, 576(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1152(%rdi), %zmm13, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm2
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm10, %zmm9, %zmm7
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vmovdqu64	-128(%rcx), %zmm9
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vmovdqu64	-64(%rcx), %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 640(%rdi), %zmm9, %zmm12
-	vpclmulqdq	$17, 640(%rdi), %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpclmulqdq	$0, 1216(%rdi), %zmm11, %zmm11
-	vpshufd	$78, %zmm10, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm14
-	vpclmulqdq	$17, 704(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1280(%rdi), %zmm13, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm2
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm10, %zmm9, %zmm7
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti64x4	$1, %zmm2, %ymm9
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm9
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm9
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm9
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm9, %xmm7, %xmm7
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm8, %ymm9
-	vpxorq	%ymm9, %ymm8, %ymm8
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm8, %xmm9
-	vpxorq	%xmm9, %xmm8, %xmm8
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm9
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm9, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm9
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm8
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm8
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm7, %zmm7, %zmm7
-	vpxorq	%zmm8, %zmm8, %zmm8
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm7
+	vpunpcklqdq	%xmm7, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm8
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	16(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	32(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	64(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	80(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	160(%rdi), %zmm9
+	vaesenclast	%zmm9, %zmm3, %zmm3
+	vaesenclast	%zmm9, %zmm4, %zmm4
+	vaesenclast	%zmm9, %zmm5, %zmm5
+	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -8479,13 +10203,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	%zmm9, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -8493,13 +10217,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -8507,193 +10231,206 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_128:
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm0
 	vmovdqu8	%zmm0, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_128
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm8, %zmm8
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_128:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128:
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm4
 	vmovdqu8	%zmm4, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_128
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	%zmm9, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds128
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_128:
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm0
 	vmovdqu8	%zmm0, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_128
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_128:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm0
 	vmovdqu8	%zmm0, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_128
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128:
+	vpternlogd	$150, %zmm2, %zmm8, %zmm7
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm8, %ymm0
 	vpxorq	%ymm0, %ymm8, %ymm8
 	vextracti32x4	$1, %ymm8, %xmm0
 	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
+	vmovdqa64	%xmm8, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_big128:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
@@ -8717,1173 +10454,129 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vmovdqu64	-512(%rcx), %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vmovdqu64	-448(%rcx), %zmm12
-	vpxorq	%zmm2, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpshufd	$78, %zmm11, %zmm13
-	vpxorq	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm11, %zmm13, %zmm13
-	vpxorq	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, 256(%rdi), %zmm11, %zmm2
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpclmulqdq	$17, 256(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 832(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm12, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm12, %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 320(%rdi), %zmm12, %zmm15
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 320(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm15, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%zmm12, %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm14, %zmm13, %zmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-384(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-320(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm2
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-256(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-192(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm2
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-128(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-64(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm18, %zmm16, %zmm2
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti64x4	$1, %zmm2, %ymm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm13, %ymm2, %ymm2
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm2, %xmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm13, %xmm2, %xmm2
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm11, %ymm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm13, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm11, %xmm13
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%xmm13, %xmm11, %xmm11
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm12, %ymm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm13, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm12, %xmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm2, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm13, %xmm2, %xmm2
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpsrldq	$8, %xmm12, %xmm13
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm13, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm12
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm12, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpshufd	$78, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm12, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm10, %zmm10
-	vmovdqa64	%xmm2, %xmm0
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm11, %zmm11
-	vpxorq	%zmm12, %zmm12, %zmm12
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_128
-	vmovdqu64	(%rsi), %zmm13
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
 	vpxorq	%zmm13, %zmm3, %zmm3
-	vmovdqu64	%zmm3, (%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm0
-	vpxorq	%zmm3, %zmm0, %zmm0
-	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
-	vpxorq	%zmm13, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_128
-	vmovdqu64	64(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 64(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm0
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_128
-	vmovdqu64	128(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 128(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_128
-	vmovdqu64	192(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vmovdqu64	%zmm6, 192(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpshufd	$78, %zmm6, %zmm0
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$320, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_128
-	vmovdqu64	256(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vmovdqu64	%zmm7, 256(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vpshufd	$78, %zmm7, %zmm0
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$384, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_128
-	vmovdqu64	320(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vmovdqu64	%zmm8, 320(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpshufd	$78, %zmm8, %zmm0
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$448, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_128
-	vmovdqu64	384(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vmovdqu64	%zmm9, 384(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm9, %zmm0
-	vpxorq	%zmm9, %zmm0, %zmm0
-	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd7_128:
-	subq	$448, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm10, %zmm0
-	vmovdqu8	%zmm0, 448(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_128
-	vmovdqu64	%zmm10, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_128:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	(%rsi), %zmm4{%k1}{z}
-	vpxorq	%zmm4, %zmm3, %zmm4
-	vmovdqu8	%zmm4, (%rcx){%k1}
-	vmovdqu8	%zmm4, %zmm4{%k1}{z}
-	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm6
-	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
-	vpxorq	%zmm7, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_128
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd128
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_128:
-	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm4, %zmm0
-	vmovdqu8	%zmm0, 64(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm5
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_128
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_128:
-	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm5, %zmm0
-	vmovdqu8	%zmm0, 128(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_128
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_128:
-	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm6, %zmm0
-	vmovdqu8	%zmm0, 192(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_128
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_128:
-	subq	$256, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm7, %zmm0
-	vmovdqu8	%zmm0, 256(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_128
-	vmovdqu64	%zmm7, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_128:
-	subq	$320, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm8, %zmm0
-	vmovdqu8	%zmm0, 320(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_128
-	vmovdqu64	%zmm8, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_128:
-	subq	$384, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm9, %zmm0
-	vmovdqu8	%zmm0, 384(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_128
-	vmovdqu64	%zmm9, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm11, %ymm0
-	vpxorq	%ymm0, %ymm11, %ymm11
-	vextracti32x4	$1, %ymm11, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vextracti64x4	$1, %zmm12, %ymm0
-	vpxorq	%ymm0, %ymm12, %ymm12
-	vextracti32x4	$1, %ymm12, %xmm0
-	vpxorq	%xmm0, %xmm12, %xmm12
-	vpxorq	%xmm2, %xmm12, %xmm12
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vpslldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd128:
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end128
-.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone128:
-	vmovdqu64	-512(%rcx), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-448(%rcx), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm2, %zmm3
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm4
-	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 832(%rdi), %zmm3, %zmm3
-	vpshufd	$78, %zmm0, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
-	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
-	vpclmulqdq	$0, 896(%rdi), %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm2, %zmm0
-	vpxorq	%zmm5, %zmm3, %zmm2
-	vmovdqu64	-384(%rcx), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vmovdqu64	-320(%rcx), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, 384(%rdi), %zmm3, %zmm7
-	vpclmulqdq	$17, 384(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 960(%rdi), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm8, %zmm8
-	vpclmulqdq	$0, 448(%rdi), %zmm5, %zmm9
-	vpclmulqdq	$17, 448(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm4
-	vpternlogd	$150, %zmm5, %zmm3, %zmm0
-	vpternlogd	$150, %zmm8, %zmm6, %zmm2
-	vmovdqu64	-256(%rcx), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, 512(%rdi), %zmm3, %zmm7
-	vpclmulqdq	$17, 512(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 1088(%rdi), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm8, %zmm8
-	vpclmulqdq	$0, 576(%rdi), %zmm5, %zmm9
-	vpclmulqdq	$17, 576(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1152(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm4
-	vpternlogd	$150, %zmm5, %zmm3, %zmm0
-	vpternlogd	$150, %zmm8, %zmm6, %zmm2
-	vmovdqu64	-128(%rcx), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vmovdqu64	-64(%rcx), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, 640(%rdi), %zmm3, %zmm7
-	vpclmulqdq	$17, 640(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 1216(%rdi), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm8, %zmm8
-	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm9
-	vpclmulqdq	$17, 704(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1280(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm4
-	vpternlogd	$150, %zmm5, %zmm3, %zmm0
-	vpternlogd	$150, %zmm8, %zmm6, %zmm2
-	vextracti64x4	$1, %zmm4, %ymm3
-	vpxorq	%ymm3, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm3
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm0, %ymm3
-	vpxorq	%ymm3, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vextracti64x4	$1, %zmm2, %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end128
-.Laesgen_vaes512_gcm_none_encrypt_data_small128:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
-	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128_2
-	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	leaq	15(%rdx), %rax
-	shrq	$4, %rax
-	vmovq	%rax, %xmm2
-	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm7, %zmm7, %zmm7
-	vpxorq	%zmm8, %zmm8, %zmm8
-	movq	%rdx, %rax
-	andq	$-16, %rax
-	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128
-	vmovdqu64	(%rsi), %zmm9
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vmovdqu64	%zmm3, (%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm0
-	vpxorq	%zmm3, %zmm0, %zmm0
-	vpclmulqdq	$0, (%rax), %zmm3, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128
-	vmovdqu64	64(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 64(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm0
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128
-	vmovdqu64	128(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 128(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_128:
-	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm6, %zmm0
-	vmovdqu8	%zmm0, 192(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	(%rsi), %zmm4{%k1}{z}
-	vpxorq	%zmm4, %zmm3, %zmm4
-	vmovdqu8	%zmm4, (%rcx){%k1}
-	vmovdqu8	%zmm4, %zmm4{%k1}{z}
-	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm6
-	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128:
-	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm4, %zmm0
-	vmovdqu8	%zmm0, 64(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm5
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128:
-	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm5, %zmm0
-	vmovdqu8	%zmm0, 128(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128_2:
-	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	leaq	15(%rdx), %rax
-	shrq	$4, %rax
-	vmovq	%rax, %xmm2
-	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vaesenclast	%zmm2, %zmm7, %zmm7
-	vaesenclast	%zmm2, %zmm8, %zmm8
-	vaesenclast	%zmm2, %zmm9, %zmm9
-	vaesenclast	%zmm2, %zmm10, %zmm10
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm11, %zmm11
-	vpxorq	%zmm12, %zmm12, %zmm12
-	movq	%rdx, %rax
-	andq	$-16, %rax
-	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_128
 	vmovdqu64	(%rsi), %zmm13
@@ -9894,11 +10587,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
-	vpxorq	%zmm13, %zmm2, %zmm2
+	vpxorq	%zmm13, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_128
 	vmovdqu64	64(%rsi), %zmm0
@@ -9908,11 +10601,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$192, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_128
 	vmovdqu64	128(%rsi), %zmm0
@@ -9922,11 +10615,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_128
 	vmovdqu64	192(%rsi), %zmm0
@@ -9936,11 +10629,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm6, %zmm0
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$320, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_128
 	vmovdqu64	256(%rsi), %zmm0
@@ -9950,11 +10643,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm7, %zmm0
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$384, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_128
 	vmovdqu64	320(%rsi), %zmm0
@@ -9964,11 +10657,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm8, %zmm0
 	vpxorq	%zmm8, %zmm0, %zmm0
 	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$448, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_128
 	vmovdqu64	384(%rsi), %zmm0
@@ -9978,350 +10671,408 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part7_128:
 	subq	$448, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm10, %zmm0
 	vmovdqu8	%zmm0, 448(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1552(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_128
-	vmovdqu64	%zmm10, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_128
+	vmovdqu64	%zmm10, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_128:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm4
 	vmovdqu8	%zmm4, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
-	vpxorq	%zmm7, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_128
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_128:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced128
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced128
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_128:
 	subq	$64, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm0
 	vmovdqu8	%zmm0, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_128
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_128
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_128:
 	subq	$128, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm0
 	vmovdqu8	%zmm0, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_128
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_128
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_128:
 	subq	$192, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm0
 	vmovdqu8	%zmm0, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_128:
 	subq	$256, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm7, %zmm0
 	vmovdqu8	%zmm0, 256(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_128
-	vmovdqu64	%zmm7, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_128
+	vmovdqu64	%zmm7, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_128:
 	subq	$320, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm8, %zmm0
 	vmovdqu8	%zmm0, 320(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_128
-	vmovdqu64	%zmm8, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_128
+	vmovdqu64	%zmm8, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_128:
 	subq	$384, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm9, %zmm0
 	vmovdqu8	%zmm0, 384(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_128
-	vmovdqu64	%zmm9, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_128
+	vmovdqu64	%zmm9, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm11, %ymm0
-	vpxorq	%ymm0, %ymm11, %ymm11
-	vextracti32x4	$1, %ymm11, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm12, %ymm0
 	vpxorq	%ymm0, %ymm12, %ymm12
 	vextracti32x4	$1, %ymm12, %xmm0
 	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
 	vpxorq	%xmm2, %xmm12, %xmm12
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vpslldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vmovdqa64	%xmm12, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty128:
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+	movq	2720(%rdi), %rax
+	shlq	$3, %rax
+	movq	2728(%rdi), %rcx
+	shlq	$3, %rcx
+	vmovq	%rcx, %xmm2
+	vmovq	%rax, %xmm3
+	vpunpcklqdq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 1280(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$1, 1280(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, 1280(%rdi), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_end128:
 .Laesgen_vaes512_gcm_none_encrypt_data_end128:
-	vmovdqa64	%xmm1, 1552(%rdi)
+	vmovdqa64	%xmm1, 2640(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_saved
 .Laesgen_vaes512_gcm_none_encrypt_data_data192:
-	vmovdqa64	1552(%rdi), %xmm1
+	vmovdqa64	2640(%rdi), %xmm1
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
@@ -10488,232 +11239,227 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-512(%rcx), %zmm9
+	vmovdqu64	-128(%rcx), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-448(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm8, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm8, %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm0, %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpclmulqdq	$0, 2272(%rdi), %zmm9, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufd	$78, %zmm11, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm10, %zmm14
-	vbroadcasti32x4	(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm15, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm12, %zmm10
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm14, %zmm13, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-384(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-320(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm16, %zmm12, %zmm12
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm11, %zmm13, %zmm11
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vpxorq	%zmm15, %zmm14, %zmm13
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vmovdqu64	-256(%rcx), %zmm14
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vmovdqu64	-256(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-192(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm15
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vmovdqu64	-384(%rcx), %zmm14
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-128(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vmovdqu64	-64(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vmovdqu64	-320(%rcx), %zmm15
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vmovdqu64	-512(%rcx), %zmm14
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vmovdqu64	-448(%rcx), %zmm15
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm10
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vpclmulqdq	$0, 1888(%rdi), %zmm16, %zmm16
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm15, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vpxorq	%zmm15, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm11, %ymm13
+	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm13, %ymm11, %ymm11
+	vpternlogd	$150, %zmm18, %zmm10, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm11, %xmm13
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm17, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm10, %ymm13
+	vpternlogd	$150, %zmm11, %zmm12, %zmm13
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm13, %ymm10, %ymm10
+	vpslldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti32x4	$1, %ymm10, %xmm13
+	vpxorq	%zmm10, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm13, %xmm10, %xmm10
+	vpsrldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm12, %ymm13
+	vpxorq	%zmm10, %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm13, %ymm12, %ymm12
+	vextracti64x4	$1, %zmm12, %ymm10
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm12, %xmm13
 	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
+	vextracti32x4	$1, %ymm12, %xmm10
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm11, %xmm12, %xmm12
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
 	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm11, %ymm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm13, %xmm11, %xmm11
+	vpxorq	%ymm10, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm11, %xmm10
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm13, %xmm10, %xmm10
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpshufd	$78, %xmm11, %xmm11
+	vpshufd	$78, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm12, %xmm11, %xmm11
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm11, %xmm11
+	vpshufd	$78, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm6, %zmm6
 	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm12, %xmm11, %xmm11
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm11, %xmm11
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm11, %xmm0
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -10737,8 +11483,1226 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_drain192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone192
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm7
+	vpunpcklqdq	%xmm7, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm8
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm9
+	vmovdqu64	-128(%rcx), %zmm10
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vmovdqu64	-64(%rcx), %zmm11
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm10, %zmm12
+	vbroadcasti32x4	16(%rdi), %zmm9
+	vpxorq	%zmm10, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm13
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm10
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm11, %zmm14
+	vbroadcasti32x4	32(%rdi), %zmm9
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vbroadcasti32x4	48(%rdi), %zmm9
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm14, %zmm12, %zmm11
+	vmovdqu64	-256(%rcx), %zmm12
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vbroadcasti32x4	64(%rdi), %zmm9
+	vpshufd	$78, %zmm12, %zmm15
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, -256(%rax), %zmm12, %zmm16
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, -256(%rax), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 848(%rax), %zmm15, %zmm15
+	vbroadcasti32x4	80(%rdi), %zmm9
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, -192(%rax), %zmm14, %zmm18
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, -192(%rax), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 912(%rax), %zmm17, %zmm17
+	vbroadcasti32x4	96(%rdi), %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vmovdqu64	-384(%rcx), %zmm12
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm14
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpshufd	$78, %zmm12, %zmm15
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, -384(%rax), %zmm12, %zmm16
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, -384(%rax), %zmm12, %zmm12
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vpclmulqdq	$0, 720(%rax), %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, -320(%rax), %zmm14, %zmm18
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, -320(%rax), %zmm14, %zmm14
+	vbroadcasti32x4	144(%rdi), %zmm9
+	vpclmulqdq	$0, 784(%rax), %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vmovdqu64	-512(%rcx), %zmm12
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vbroadcasti32x4	160(%rdi), %zmm9
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vmovdqu64	-448(%rcx), %zmm14
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vpshufd	$78, %zmm12, %zmm15
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vpclmulqdq	$0, -512(%rax), %zmm12, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, -512(%rax), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 592(%rax), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$0, -448(%rax), %zmm14, %zmm17
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, -448(%rax), %zmm14, %zmm14
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 656(%rax), %zmm16, %zmm16
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm17, %zmm9, %zmm13
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm7, %zmm11, %zmm11
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_192
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192:
+	vpternlogd	$150, %zmm10, %zmm13, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vextracti64x4	$1, %zmm13, %ymm0
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vextracti32x4	$1, %ymm13, %xmm0
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
+	vpshufd	$78, %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
+	vpshufd	$78, %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd192:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-128(%rcx), %zmm14
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm15
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpshufd	$78, %zmm14, %zmm16
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, -128(%rax), %zmm14, %zmm17
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$17, -128(%rax), %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, 976(%rax), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, -64(%rax), %zmm15, %zmm19
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$17, -64(%rax), %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, 1040(%rax), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm18, %zmm16, %zmm15
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-256(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-192(%rcx), %zmm18
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufd	$78, %zmm16, %zmm19
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm16, %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, -256(%rax), %zmm16, %zmm20
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$17, -256(%rax), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 848(%rax), %zmm19, %zmm19
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vpshufd	$78, %zmm18, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm18, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, -192(%rax), %zmm18, %zmm22
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$17, -192(%rax), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, 912(%rax), %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vpternlogd	$150, %zmm22, %zmm20, %zmm17
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-320(%rcx), %zmm18
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufd	$78, %zmm16, %zmm19
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm16, %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, -384(%rax), %zmm16, %zmm20
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$17, -384(%rax), %zmm16, %zmm16
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vpclmulqdq	$0, 720(%rax), %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpshufd	$78, %zmm18, %zmm21
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm18, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, -320(%rax), %zmm18, %zmm22
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$17, -320(%rax), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vpclmulqdq	$0, 784(%rax), %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpternlogd	$150, %zmm22, %zmm20, %zmm17
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-512(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-448(%rcx), %zmm18
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpshufd	$78, %zmm16, %zmm19
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm16, %zmm19, %zmm19
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, -512(%rax), %zmm16, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, -512(%rax), %zmm16, %zmm16
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 592(%rax), %zmm19, %zmm19
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm18, %zmm20
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$0, -448(%rax), %zmm18, %zmm21
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, -448(%rax), %zmm18, %zmm18
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 656(%rax), %zmm20, %zmm20
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm21, %zmm13, %zmm17
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm11, %zmm15, %zmm15
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_192
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1296(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1360(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1424(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1488(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1552(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_192
+	vmovdqu64	%zmm10, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_192
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_192
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_192
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1360(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_192
+	vmovdqu64	%zmm7, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1424(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_192
+	vmovdqu64	%zmm8, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1488(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_192
+	vmovdqu64	%zmm9, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192:
+	vpternlogd	$150, %zmm14, %zmm17, %zmm15
+	vpslldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpsrldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm17, %ymm0
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vextracti32x4	$1, %ymm17, %xmm0
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
+	vpshufd	$78, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
+	vpshufd	$78, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone192:
+	movq	%r8, %rax
+	shlq	$4, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %rdx
+	shlq	$3, %rdx
+	movq	2728(%rdi), %rsi
+	shlq	$3, %rsi
+	xorq	%r9, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rdx
+	cmoveq	%r9, %rsi
+	vmovq	%rsi, %xmm2
+	vmovq	%rdx, %xmm3
+	vpunpcklqdq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm3, %xmm3
+	vmovdqu64	-128(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, -128(%rax), %zmm5, %zmm8
+	vpclmulqdq	$17, -128(%rax), %zmm5, %zmm5
+	vpclmulqdq	$0, 976(%rax), %zmm7, %zmm7
+	vpshufd	$78, %zmm6, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
+	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm6
+	vpclmulqdq	$0, 1040(%rax), %zmm9, %zmm9
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm7, %zmm6
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, -256(%rax), %zmm7, %zmm11
+	vpclmulqdq	$17, -256(%rax), %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm10, %zmm10
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$0, -192(%rax), %zmm9, %zmm13
+	vpclmulqdq	$17, -192(%rax), %zmm9, %zmm9
+	vpclmulqdq	$0, 912(%rax), %zmm12, %zmm12
+	vpternlogd	$150, %zmm13, %zmm11, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm5
+	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, -384(%rax), %zmm7, %zmm11
+	vpclmulqdq	$17, -384(%rax), %zmm7, %zmm7
+	vpclmulqdq	$0, 720(%rax), %zmm10, %zmm10
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$0, -320(%rax), %zmm9, %zmm13
+	vpclmulqdq	$17, -320(%rax), %zmm9, %zmm9
+	vpclmulqdq	$0, 784(%rax), %zmm12, %zmm12
+	vpternlogd	$150, %zmm13, %zmm11, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm5
+	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-512(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm7, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vpclmulqdq	$0, -512(%rax), %zmm7, %zmm10
+	vpclmulqdq	$17, -512(%rax), %zmm7, %zmm7
+	vpclmulqdq	$0, 592(%rax), %zmm9, %zmm9
+	vpshufd	$78, %zmm0, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, -448(%rax), %zmm0, %zmm12
+	vpclmulqdq	$17, -448(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 656(%rax), %zmm11, %zmm11
+	vpternlogd	$150, %zmm12, %zmm10, %zmm8
+	vpternlogd	$150, %zmm0, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm9, %zmm6
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpternlogd	$150, %zmm5, %zmm8, %zmm6
+	vpslldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_small192:
 	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty192
 	cmpq	$256, %rdx
 	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
@@ -10755,175 +12719,97 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vmovdqu64	-512(%rcx), %zmm7
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vmovdqu64	-448(%rcx), %zmm8
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpshufd	$78, %zmm7, %zmm2
-	vpxorq	%zmm7, %zmm2, %zmm2
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm9
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm7
-	vpclmulqdq	$0, 832(%rdi), %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm8, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm10, %zmm10
-	vpclmulqdq	$0, 320(%rdi), %zmm8, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 320(%rdi), %zmm8, %zmm8
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vpclmulqdq	$0, 896(%rdi), %zmm10, %zmm10
-	vpxorq	%zmm11, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-384(%rcx), %zmm8
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	-320(%rcx), %zmm10
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpshufd	$78, %zmm8, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rdi), %zmm8, %zmm12
-	vpclmulqdq	$17, 384(%rdi), %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 960(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm10, %zmm13
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$0, 448(%rdi), %zmm10, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm10, %zmm10
-	vpclmulqdq	$0, 1024(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm14, %zmm12, %zmm9
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm10, %zmm8, %zmm7
-	vpternlogd	$150, %zmm13, %zmm11, %zmm2
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	-256(%rcx), %zmm8
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vmovdqu64	-192(%rcx), %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm8, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm11, %zmm11
-	vpclmulqdq	$0, 512(%rdi), %zmm8, %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 512(%rdi), %zmm8, %zmm8
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vpclmulqdq	$0, 1088(%rdi), %zmm11, %zmm11
-	vpshufd	$78, %zmm10, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 576(%rdi), %zmm10, %zmm14
-	vpclmulqdq	$17, 576(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1152(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm14, %zmm12, %zmm9
-	vpternlogd	$150, %zmm10, %zmm8, %zmm7
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpternlogd	$150, %zmm13, %zmm11, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-128(%rcx), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-64(%rcx), %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpshufd	$78, %zmm8, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm11, %zmm11
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$0, 640(%rdi), %zmm8, %zmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 640(%rdi), %zmm8, %zmm8
-	vpclmulqdq	$0, 1216(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm10, %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 704(%rdi), %zmm10, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpclmulqdq	$0, 1280(%rdi), %zmm13, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm9
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm10, %zmm8, %zmm7
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm13, %zmm11, %zmm2
-	vextracti64x4	$1, %zmm9, %ymm8
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm8, %ymm9, %ymm9
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm9, %xmm0
-	vpxorq	%xmm0, %xmm9, %xmm9
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm8
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm8, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm8
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm2, %ymm8
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm8, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm8
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %xmm2, %xmm8
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm8, %xmm9, %xmm9
-	vpsrldq	$8, %xmm2, %xmm8
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm2
-	vpshufd	$78, %xmm9, %xmm9
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm2, %xmm9, %xmm9
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm2
-	vpshufd	$78, %xmm9, %xmm9
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm2, %xmm9, %xmm9
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vmovdqa64	%xmm9, %xmm0
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm7, %zmm7, %zmm7
-	vpxorq	%zmm8, %zmm8, %zmm8
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm7
+	vpunpcklqdq	%xmm7, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm8
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	16(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	32(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	64(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	80(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	160(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	176(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	192(%rdi), %zmm9
+	vaesenclast	%zmm9, %zmm3, %zmm3
+	vaesenclast	%zmm9, %zmm4, %zmm4
+	vaesenclast	%zmm9, %zmm5, %zmm5
+	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -10932,13 +12818,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	%zmm9, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -10946,13 +12832,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -10960,193 +12846,206 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_192:
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm0
 	vmovdqu8	%zmm0, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_192
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm8, %zmm8
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_192:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192:
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm4
 	vmovdqu8	%zmm4, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_192
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	%zmm9, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds192
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_192:
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm0
 	vmovdqu8	%zmm0, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_192
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_192:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm0
 	vmovdqu8	%zmm0, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_192
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192:
+	vpternlogd	$150, %zmm2, %zmm8, %zmm7
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm8, %ymm0
 	vpxorq	%ymm0, %ymm8, %ymm8
 	vextracti32x4	$1, %ymm8, %xmm0
 	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
+	vmovdqa64	%xmm8, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_big192:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
@@ -11170,1219 +13069,147 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vmovdqu64	-512(%rcx), %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vmovdqu64	-448(%rcx), %zmm12
-	vpxorq	%zmm2, %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vpxorq	%zmm2, %zmm9, %zmm9
-	vpshufd	$78, %zmm11, %zmm13
-	vpxorq	%zmm2, %zmm10, %zmm10
-	vpxorq	%zmm11, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpclmulqdq	$0, 256(%rdi), %zmm11, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 256(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 832(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm12, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 320(%rdi), %zmm12, %zmm15
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$17, 320(%rdi), %zmm12, %zmm12
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm15, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm12, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm13, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vmovdqu64	-384(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vmovdqu64	-320(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm2
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vmovdqu64	-256(%rcx), %zmm13
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm2
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-128(%rcx), %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	-64(%rcx), %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm16, %zmm2
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm2, %ymm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm13, %ymm2, %ymm2
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm2, %xmm13
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%xmm13, %xmm2, %xmm2
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm11, %ymm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm13, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm11, %xmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm13, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm12, %ymm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%ymm13, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm12, %xmm13
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm2, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm13, %xmm2, %xmm2
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%xmm13, %xmm11, %xmm11
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm12
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm12, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpshufd	$78, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm12, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vaesenclast	%zmm0, %zmm10, %zmm10
-	vmovdqa64	%xmm2, %xmm0
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm11, %zmm11
-	vpxorq	%zmm12, %zmm12, %zmm12
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_192
-	vmovdqu64	(%rsi), %zmm13
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
 	vpxorq	%zmm13, %zmm3, %zmm3
-	vmovdqu64	%zmm3, (%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm0
-	vpxorq	%zmm3, %zmm0, %zmm0
-	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
-	vpxorq	%zmm13, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_192
-	vmovdqu64	64(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 64(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm0
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_192
-	vmovdqu64	128(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 128(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_192
-	vmovdqu64	192(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vmovdqu64	%zmm6, 192(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpshufd	$78, %zmm6, %zmm0
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$320, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_192
-	vmovdqu64	256(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vmovdqu64	%zmm7, 256(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vpshufd	$78, %zmm7, %zmm0
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$384, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_192
-	vmovdqu64	320(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vmovdqu64	%zmm8, 320(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpshufd	$78, %zmm8, %zmm0
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-	cmpq	$448, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_192
-	vmovdqu64	384(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vmovdqu64	%zmm9, 384(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm9, %zmm0
-	vpxorq	%zmm9, %zmm0, %zmm0
-	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd7_192:
-	subq	$448, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm10, %zmm0
-	vmovdqu8	%zmm0, 448(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_192
-	vmovdqu64	%zmm10, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_192:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	(%rsi), %zmm4{%k1}{z}
-	vpxorq	%zmm4, %zmm3, %zmm4
-	vmovdqu8	%zmm4, (%rcx){%k1}
-	vmovdqu8	%zmm4, %zmm4{%k1}{z}
-	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm6
-	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
-	vpxorq	%zmm7, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_192
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_192:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd192
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_192:
-	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm4, %zmm0
-	vmovdqu8	%zmm0, 64(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm5
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_192
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_192:
-	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm5, %zmm0
-	vmovdqu8	%zmm0, 128(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_192
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_192:
-	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm6, %zmm0
-	vmovdqu8	%zmm0, 192(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_192
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_192:
-	subq	$256, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm7, %zmm0
-	vmovdqu8	%zmm0, 256(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_192
-	vmovdqu64	%zmm7, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_192:
-	subq	$320, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm8, %zmm0
-	vmovdqu8	%zmm0, 320(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_192
-	vmovdqu64	%zmm8, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_192:
-	subq	$384, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm9, %zmm0
-	vmovdqu8	%zmm0, 384(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_192
-	vmovdqu64	%zmm9, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm11, %ymm0
-	vpxorq	%ymm0, %ymm11, %ymm11
-	vextracti32x4	$1, %ymm11, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vextracti64x4	$1, %zmm12, %ymm0
-	vpxorq	%ymm0, %ymm12, %ymm12
-	vextracti32x4	$1, %ymm12, %xmm0
-	vpxorq	%xmm0, %xmm12, %xmm12
-	vpxorq	%xmm2, %xmm12, %xmm12
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vpslldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd192:
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end192
-.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone192:
-	vmovdqu64	-512(%rcx), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-448(%rcx), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm2, %zmm3
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm4
-	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 832(%rdi), %zmm3, %zmm3
-	vpshufd	$78, %zmm0, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
-	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
-	vpclmulqdq	$0, 896(%rdi), %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm2, %zmm0
-	vpxorq	%zmm5, %zmm3, %zmm2
-	vmovdqu64	-384(%rcx), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vmovdqu64	-320(%rcx), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, 384(%rdi), %zmm3, %zmm7
-	vpclmulqdq	$17, 384(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 960(%rdi), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm8, %zmm8
-	vpclmulqdq	$0, 448(%rdi), %zmm5, %zmm9
-	vpclmulqdq	$17, 448(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm4
-	vpternlogd	$150, %zmm5, %zmm3, %zmm0
-	vpternlogd	$150, %zmm8, %zmm6, %zmm2
-	vmovdqu64	-256(%rcx), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, 512(%rdi), %zmm3, %zmm7
-	vpclmulqdq	$17, 512(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 1088(%rdi), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm8, %zmm8
-	vpclmulqdq	$0, 576(%rdi), %zmm5, %zmm9
-	vpclmulqdq	$17, 576(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1152(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm4
-	vpternlogd	$150, %zmm5, %zmm3, %zmm0
-	vpternlogd	$150, %zmm8, %zmm6, %zmm2
-	vmovdqu64	-128(%rcx), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vmovdqu64	-64(%rcx), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, 640(%rdi), %zmm3, %zmm7
-	vpclmulqdq	$17, 640(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 1216(%rdi), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm8, %zmm8
-	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm9
-	vpclmulqdq	$17, 704(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1280(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm4
-	vpternlogd	$150, %zmm5, %zmm3, %zmm0
-	vpternlogd	$150, %zmm8, %zmm6, %zmm2
-	vextracti64x4	$1, %zmm4, %ymm3
-	vpxorq	%ymm3, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm3
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm0, %ymm3
-	vpxorq	%ymm3, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vextracti64x4	$1, %zmm2, %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end192
-.Laesgen_vaes512_gcm_none_encrypt_data_small192:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
-	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192_2
-	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	leaq	15(%rdx), %rax
-	shrq	$4, %rax
-	vmovq	%rax, %xmm2
-	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	176(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	192(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm7, %zmm7, %zmm7
-	vpxorq	%zmm8, %zmm8, %zmm8
-	movq	%rdx, %rax
-	andq	$-16, %rax
-	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192
-	vmovdqu64	(%rsi), %zmm9
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vmovdqu64	%zmm3, (%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm0
-	vpxorq	%zmm3, %zmm0, %zmm0
-	vpclmulqdq	$0, (%rax), %zmm3, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192
-	vmovdqu64	64(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 64(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm0
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192
-	vmovdqu64	128(%rsi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 128(%rcx)
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_192:
-	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm6, %zmm0
-	vmovdqu8	%zmm0, 192(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	(%rsi), %zmm4{%k1}{z}
-	vpxorq	%zmm4, %zmm3, %zmm4
-	vmovdqu8	%zmm4, (%rcx){%k1}
-	vmovdqu8	%zmm4, %zmm4{%k1}{z}
-	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm5, %zmm6
-	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192:
-	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm4, %zmm0
-	vmovdqu8	%zmm0, 64(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm5
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192:
-	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
-	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
-	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
-	vpxorq	%zmm0, %zmm5, %zmm0
-	vmovdqu8	%zmm0, 128(%rcx){%k1}
-	vmovdqu8	%zmm0, %zmm0{%k1}{z}
-	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192:
-	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192_2:
-	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	leaq	15(%rdx), %rax
-	shrq	$4, %rax
-	vmovq	%rax, %xmm2
-	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	176(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	192(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vaesenclast	%zmm2, %zmm7, %zmm7
-	vaesenclast	%zmm2, %zmm8, %zmm8
-	vaesenclast	%zmm2, %zmm9, %zmm9
-	vaesenclast	%zmm2, %zmm10, %zmm10
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm11, %zmm11
-	vpxorq	%zmm12, %zmm12, %zmm12
-	movq	%rdx, %rax
-	andq	$-16, %rax
-	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_192
 	vmovdqu64	(%rsi), %zmm13
@@ -12393,11 +13220,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
-	vpxorq	%zmm13, %zmm2, %zmm2
+	vpxorq	%zmm13, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_192
 	vmovdqu64	64(%rsi), %zmm0
@@ -12407,11 +13234,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$192, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_192
 	vmovdqu64	128(%rsi), %zmm0
@@ -12421,11 +13248,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_192
 	vmovdqu64	192(%rsi), %zmm0
@@ -12435,11 +13262,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm6, %zmm0
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$320, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_192
 	vmovdqu64	256(%rsi), %zmm0
@@ -12449,11 +13276,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm7, %zmm0
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$384, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_192
 	vmovdqu64	320(%rsi), %zmm0
@@ -12463,11 +13290,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm8, %zmm0
 	vpxorq	%zmm8, %zmm0, %zmm0
 	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$448, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_192
 	vmovdqu64	384(%rsi), %zmm0
@@ -12477,354 +13304,417 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part7_192:
 	subq	$448, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm10, %zmm0
 	vmovdqu8	%zmm0, 448(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1552(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_192
-	vmovdqu64	%zmm10, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_192
+	vmovdqu64	%zmm10, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_192:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm4
 	vmovdqu8	%zmm4, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
-	vpxorq	%zmm7, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_192
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_192:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced192
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced192
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_192:
 	subq	$64, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm0
 	vmovdqu8	%zmm0, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_192
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_192
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_192:
 	subq	$128, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm0
 	vmovdqu8	%zmm0, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_192
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_192
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_192:
 	subq	$192, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm0
 	vmovdqu8	%zmm0, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_192:
 	subq	$256, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm7, %zmm0
 	vmovdqu8	%zmm0, 256(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_192
-	vmovdqu64	%zmm7, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_192
+	vmovdqu64	%zmm7, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_192:
 	subq	$320, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm8, %zmm0
 	vmovdqu8	%zmm0, 320(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_192
-	vmovdqu64	%zmm8, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_192
+	vmovdqu64	%zmm8, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_192:
 	subq	$384, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm9, %zmm0
 	vmovdqu8	%zmm0, 384(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_192
-	vmovdqu64	%zmm9, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_192
+	vmovdqu64	%zmm9, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm11, %ymm0
-	vpxorq	%ymm0, %ymm11, %ymm11
-	vextracti32x4	$1, %ymm11, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm12, %ymm0
 	vpxorq	%ymm0, %ymm12, %ymm12
 	vextracti32x4	$1, %ymm12, %xmm0
 	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
 	vpxorq	%xmm2, %xmm12, %xmm12
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vpslldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vmovdqa64	%xmm12, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty192:
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+	movq	2720(%rdi), %rax
+	shlq	$3, %rax
+	movq	2728(%rdi), %rcx
+	shlq	$3, %rcx
+	vmovq	%rcx, %xmm2
+	vmovq	%rax, %xmm3
+	vpunpcklqdq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 1280(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$1, 1280(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, 1280(%rdi), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_end192:
 .Laesgen_vaes512_gcm_none_encrypt_data_end192:
-	vmovdqa64	%xmm1, 1552(%rdi)
+	vmovdqa64	%xmm1, 2640(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_saved
 .Laesgen_vaes512_gcm_none_encrypt_data_saved:
-	vmovdqa64	%xmm0, 1568(%rdi)
+	vmovdqa64	%xmm0, 2656(%rdi)
 	vpxorq	%xmm16, %xmm16, %xmm16
 	vpxorq	%xmm17, %xmm17, %xmm17
 	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
+	vpxorq	%xmm20, %xmm20, %xmm20
+	vpxorq	%xmm21, %xmm21, %xmm21
+	vpxorq	%xmm22, %xmm22, %xmm22
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -12856,7 +13746,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 
 
-# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
+# decrypt_data(ctx, in, len, out, final): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
+# final = 1 (seal, open: the whole message) leaves in HASH the GHASH with the length block.
 # Called by open and decrypt after their checks; not exported.
 # Requires: AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
@@ -12866,19 +13757,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 1648(%rdi)
+	pushq	%r12
+	cmpq	$0, 2736(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_decrypt_data_in_data
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1632(%rdi), %rax
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2720(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_flushed
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -12893,81 +13785,81 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rdi)
+	vmovdqa64	%xmm1, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_flushed:
-	vmovdqa64	%xmm0, 1568(%rdi)
-	movq	$1, 1648(%rdi)
+	vmovdqa64	%xmm0, 2656(%rdi)
+	movq	$1, 2736(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_in_data:
-	vmovdqa64	1568(%rdi), %xmm0
-	movq	1640(%rdi), %rax
-	addq	%rdx, 1640(%rdi)
+	vmovdqa64	2656(%rdi), %xmm0
+	movq	2728(%rdi), %rax
+	addq	%rdx, 2728(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_bulk
-	movq	$16, %r8
-	subq	%rax, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	movq	%rsi, %r9
-	movq	%rcx, %r10
-	leaq	1600(%rdi,%rax,1), %r11
-	leaq	1584(%rdi,%rax,1), %rbx
-	testq	$8, %r8
+	movq	$16, %r9
+	subq	%rax, %r9
+	cmpq	%rdx, %r9
+	cmovaq	%rdx, %r9
+	movq	%rsi, %r10
+	movq	%rcx, %r11
+	leaq	2688(%rdi,%rax,1), %rbx
+	leaq	2672(%rdi,%rax,1), %rbp
+	testq	$8, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_no8
-	movq	(%r9), %rbp
-	movq	%rbp, (%rbx)
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	addq	$8, %r9
+	movq	(%r10), %r12
+	movq	%r12, (%rbp)
+	xorq	(%rbx), %r12
+	movq	%r12, (%r11)
 	addq	$8, %r10
 	addq	$8, %r11
 	addq	$8, %rbx
+	addq	$8, %rbp
 .Laesgen_vaes512_gcm_none_decrypt_data_no8:
-	testq	$4, %r8
+	testq	$4, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_no4
-	movl	(%r9), %ebp
-	movl	%ebp, (%rbx)
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	addq	$4, %r9
+	movl	(%r10), %r12d
+	movl	%r12d, (%rbp)
+	xorl	(%rbx), %r12d
+	movl	%r12d, (%r11)
 	addq	$4, %r10
 	addq	$4, %r11
 	addq	$4, %rbx
+	addq	$4, %rbp
 .Laesgen_vaes512_gcm_none_decrypt_data_no4:
-	testq	$2, %r8
+	testq	$2, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_no2
-	movzbl	(%r9), %ebp
-	movb	%bpl, (%rbx)
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movzbl	1(%r9), %ebp
-	movb	%bpl, 1(%rbx)
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	addq	$2, %r9
+	movzbl	(%r10), %r12d
+	movb	%r12b, (%rbp)
+	xorb	(%rbx), %r12b
+	movb	%r12b, (%r11)
+	movzbl	1(%r10), %r12d
+	movb	%r12b, 1(%rbp)
+	xorb	1(%rbx), %r12b
+	movb	%r12b, 1(%r11)
 	addq	$2, %r10
 	addq	$2, %r11
 	addq	$2, %rbx
+	addq	$2, %rbp
 .Laesgen_vaes512_gcm_none_decrypt_data_no2:
-	testq	$1, %r8
+	testq	$1, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_no1
-	movzbl	(%r9), %ebp
-	movb	%bpl, (%rbx)
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
+	movzbl	(%r10), %r12d
+	movb	%r12b, (%rbp)
+	xorb	(%rbx), %r12b
+	movb	%r12b, (%r11)
 .Laesgen_vaes512_gcm_none_decrypt_data_no1:
-	addq	%r8, %rsi
-	addq	%r8, %rcx
-	subq	%r8, %rdx
-	addq	%r8, %rax
+	addq	%r9, %rsi
+	addq	%r9, %rcx
+	subq	%r9, %rdx
+	addq	%r9, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_decrypt_data_saved
-	vmovdqa64	1584(%rdi), %xmm1
+	vmovdqa64	2672(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1280(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 1280(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 1280(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 1280(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -12982,7 +13874,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1584(%rdi)
+	vmovdqa64	%xmm1, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -12990,7 +13882,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_data192
 .Laesgen_vaes512_gcm_none_decrypt_data_data256:
-	vmovdqa64	1552(%rdi), %xmm1
+	vmovdqa64	2640(%rdi), %xmm1
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
@@ -13000,248 +13892,243 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm10
+	vmovdqu64	384(%rsi), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm0, %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	448(%rsi), %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vmovdqu64	64(%rsi), %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufd	$78, %zmm9, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm10, %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpxorq	%zmm9, %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm10, %zmm0, %zmm0
+	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 1168(%rdi), %zmm9, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
-	vbroadcasti32x4	(%rdi), %zmm0
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm11, %zmm14
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm13, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	128(%rsi), %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vmovdqu64	192(%rsi), %zmm14
-	vbroadcasti32x4	32(%rdi), %zmm0
+	vpclmulqdq	$0, 2272(%rdi), %zmm10, %zmm14
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vpxorq	%zmm16, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm13, %zmm11
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm15, %zmm14, %zmm13
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vmovdqu64	256(%rsi), %zmm14
+	vaesenc	%zmm10, %zmm7, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	256(%rsi), %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vmovdqu64	320(%rsi), %zmm14
-	vbroadcasti32x4	80(%rdi), %zmm0
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vmovdqu64	320(%rsi), %zmm15
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vmovdqu64	128(%rsi), %zmm14
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	384(%rsi), %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vmovdqu64	448(%rsi), %zmm14
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vmovdqu64	192(%rsi), %zmm15
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vmovdqu64	(%rsi), %zmm14
+	vbroadcasti32x4	128(%rdi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vmovdqu64	64(%rsi), %zmm15
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm9, %zmm9
 	vbroadcasti32x4	144(%rdi), %zmm0
+	vpxorq	%zmm14, %zmm16, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1888(%rdi), %zmm16, %zmm16
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vpshufd	$78, %zmm15, %zmm17
 	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm15, %zmm17, %zmm17
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%ymm13, %ymm12, %ymm12
+	vpternlogd	$150, %zmm18, %zmm10, %zmm12
 	vaesenc	%zmm0, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm12, %xmm13
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
 	vbroadcasti32x4	176(%rdi), %zmm0
+	vpternlogd	$150, %zmm17, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm10, %ymm13
+	vpternlogd	$150, %zmm11, %zmm12, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm13, %ymm10, %ymm10
+	vpslldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm10, %xmm13
+	vpxorq	%zmm10, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm10, %xmm10
+	vpsrldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti64x4	$1, %zmm11, %ymm13
 	vbroadcasti32x4	192(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm13, %ymm11, %ymm11
+	vextracti64x4	$1, %zmm12, %ymm10
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm11, %xmm13
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm10
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm12, %xmm11, %xmm11
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm11, %ymm10
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpslldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm10, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm13, %xmm12, %xmm12
+	vextracti32x4	$1, %ymm11, %xmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpsrldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
 	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm12, %xmm12
 	vbroadcasti32x4	224(%rdi), %zmm0
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm5, %zmm5
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm11, %xmm12, %xmm12
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm7, %zmm7
 	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm9, %zmm9
 	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
@@ -13267,7 +14154,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_drain256:
 .Laesgen_vaes512_gcm_none_decrypt_data_small256:
 	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty256
 	cmpq	$256, %rdx
 	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
@@ -13284,88 +14171,105 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	176(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	192(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	208(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	224(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm7, %zmm7, %zmm7
-	vpxorq	%zmm8, %zmm8, %zmm8
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm7
+	vpunpcklqdq	%xmm7, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm8
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	16(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	32(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	64(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	80(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	160(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	176(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	192(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	208(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	224(%rdi), %zmm9
+	vaesenclast	%zmm9, %zmm3, %zmm3
+	vaesenclast	%zmm9, %zmm4, %zmm4
+	vaesenclast	%zmm9, %zmm5, %zmm5
+	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_256
 	vmovdqu64	(%rsi), %zmm9
@@ -13376,11 +14280,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_256
 	vmovdqu64	64(%rsi), %zmm0
@@ -13390,11 +14294,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_256
 	vmovdqu64	128(%rsi), %zmm0
@@ -13404,187 +14308,200 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_256:
 	subq	$192, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm3
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm8, %zmm8
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_256:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm5
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	%zmm9, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_256:
 	subq	$64, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm3
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_256:
 	subq	$128, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm3
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpternlogd	$150, %zmm2, %zmm8, %zmm7
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm8, %ymm0
 	vpxorq	%ymm0, %ymm8, %ymm8
 	vextracti32x4	$1, %ymm8, %xmm0
 	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vmovdqa64	%xmm8, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_big256:
@@ -13610,148 +14527,165 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	176(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	192(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	208(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	224(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vaesenclast	%zmm2, %zmm7, %zmm7
-	vaesenclast	%zmm2, %zmm8, %zmm8
-	vaesenclast	%zmm2, %zmm9, %zmm9
-	vaesenclast	%zmm2, %zmm10, %zmm10
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm11, %zmm11
-	vpxorq	%zmm12, %zmm12, %zmm12
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_256
 	vmovdqu64	(%rsi), %zmm13
@@ -13762,11 +14696,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm13, %zmm0
 	vpxorq	%zmm13, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_256
 	vmovdqu64	64(%rsi), %zmm0
@@ -13776,11 +14710,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$192, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_256
 	vmovdqu64	128(%rsi), %zmm0
@@ -13790,11 +14724,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_256
 	vmovdqu64	192(%rsi), %zmm0
@@ -13804,11 +14738,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$320, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_256
 	vmovdqu64	256(%rsi), %zmm0
@@ -13818,11 +14752,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$384, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_256
 	vmovdqu64	320(%rsi), %zmm0
@@ -13832,11 +14766,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$448, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_256
 	vmovdqu64	384(%rsi), %zmm0
@@ -13846,342 +14780,400 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part7_256:
 	subq	$448, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm10, %zmm3
 	vmovdqu8	%zmm3, 448(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1552(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_256
-	vmovdqu64	%zmm10, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_256
+	vmovdqu64	%zmm10, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_256:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm5
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
-	vpxorq	%zmm7, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_256
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_256:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced256
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced256
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_256:
 	subq	$64, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm3
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_256
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_256
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_256:
 	subq	$128, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm3
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_256
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_256
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_256:
 	subq	$192, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm3
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_256:
 	subq	$256, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm7, %zmm3
 	vmovdqu8	%zmm3, 256(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_256
-	vmovdqu64	%zmm7, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_256
+	vmovdqu64	%zmm7, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_256:
 	subq	$320, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm8, %zmm3
 	vmovdqu8	%zmm3, 320(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_256
-	vmovdqu64	%zmm8, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_256
+	vmovdqu64	%zmm8, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_256:
 	subq	$384, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm9, %zmm3
 	vmovdqu8	%zmm3, 384(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_256
-	vmovdqu64	%zmm9, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_256
+	vmovdqu64	%zmm9, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm11, %ymm0
-	vpxorq	%ymm0, %ymm11, %ymm11
-	vextracti32x4	$1, %ymm11, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm12, %ymm0
 	vpxorq	%ymm0, %ymm12, %ymm12
 	vextracti32x4	$1, %ymm12, %xmm0
 	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
 	vpxorq	%xmm2, %xmm12, %xmm12
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vpslldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vmovdqa64	%xmm12, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty256:
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+	movq	2720(%rdi), %rax
+	shlq	$3, %rax
+	movq	2728(%rdi), %rcx
+	shlq	$3, %rcx
+	vmovq	%rcx, %xmm2
+	vmovq	%rax, %xmm3
+	vpunpcklqdq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 1280(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$1, 1280(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, 1280(%rdi), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_end256:
 .Laesgen_vaes512_gcm_none_decrypt_data_end256:
-	vmovdqa64	%xmm1, 1552(%rdi)
+	vmovdqa64	%xmm1, 2640(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_saved
 .Laesgen_vaes512_gcm_none_decrypt_data_data128:
-	vmovdqa64	1552(%rdi), %xmm1
+	vmovdqa64	2640(%rdi), %xmm1
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
@@ -14191,214 +15183,209 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm8
+	vmovdqu64	384(%rsi), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	448(%rsi), %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	64(%rsi), %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm8, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 2272(%rdi), %zmm9, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm10, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpxorq	%zmm10, %zmm14, %zmm14
+	vpxorq	%zmm11, %zmm15, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
-	vbroadcasti32x4	(%rdi), %zmm0
-	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm15, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm12, %zmm10
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm13, %zmm12
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vmovdqu64	128(%rsi), %zmm13
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vmovdqu64	192(%rsi), %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm16, %zmm12, %zmm12
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm11, %zmm13, %zmm11
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm14, %zmm13
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vmovdqu64	256(%rsi), %zmm14
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %zmm14, %zmm17
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vmovdqu64	256(%rsi), %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	320(%rsi), %zmm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vmovdqu64	320(%rsi), %zmm15
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vmovdqu64	128(%rsi), %zmm14
+	vaesenc	%zmm10, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	384(%rsi), %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vmovdqu64	448(%rsi), %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vmovdqu64	192(%rsi), %zmm15
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vmovdqu64	(%rsi), %zmm14
+	vaesenc	%zmm10, %zmm7, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm13, %zmm15, %zmm15
+	vmovdqu64	64(%rsi), %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vpshufd	$78, %zmm14, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm16
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vpclmulqdq	$0, 1888(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vpshufd	$78, %zmm10, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vpclmulqdq	$0, 848(%rdi), %zmm10, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vpclmulqdq	$17, 848(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti64x4	$1, %zmm11, %ymm13
+	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%ymm13, %ymm11, %ymm11
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm14, %zmm11
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm11, %xmm13
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%xmm13, %xmm11, %xmm11
+	vpternlogd	$150, %zmm17, %zmm15, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm10, %ymm13
+	vpternlogd	$150, %zmm11, %zmm12, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm13, %ymm10, %ymm10
+	vpslldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm10, %xmm13
+	vpxorq	%zmm10, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm13, %xmm10, %xmm10
+	vpsrldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm12, %ymm13
+	vpxorq	%zmm10, %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm13, %ymm12, %ymm12
+	vextracti64x4	$1, %zmm12, %ymm10
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm13, %xmm12, %xmm12
+	vextracti32x4	$1, %ymm12, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
 	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti64x4	$1, %zmm11, %ymm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm13, %xmm11, %xmm11
+	vpxorq	%ymm10, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti32x4	$1, %ymm11, %xmm10
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm13, %xmm10, %xmm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm12, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm12, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm8, %zmm8
 	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
+	vaesenclast	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm11, %xmm0
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -14422,7 +15409,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_drain128:
 .Laesgen_vaes512_gcm_none_decrypt_data_small128:
 	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty128
 	cmpq	$256, %rdx
 	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
@@ -14439,68 +15426,85 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm7, %zmm7, %zmm7
-	vpxorq	%zmm8, %zmm8, %zmm8
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm7
+	vpunpcklqdq	%xmm7, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm8
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	16(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	32(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	64(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	80(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	160(%rdi), %zmm9
+	vaesenclast	%zmm9, %zmm3, %zmm3
+	vaesenclast	%zmm9, %zmm4, %zmm4
+	vaesenclast	%zmm9, %zmm5, %zmm5
+	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_128
 	vmovdqu64	(%rsi), %zmm9
@@ -14511,11 +15515,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_128
 	vmovdqu64	64(%rsi), %zmm0
@@ -14525,11 +15529,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_128
 	vmovdqu64	128(%rsi), %zmm0
@@ -14539,187 +15543,200 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_128:
 	subq	$192, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm3
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm8, %zmm8
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_128:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm5
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	%zmm9, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_128:
 	subq	$64, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm3
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_128:
 	subq	$128, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm3
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpternlogd	$150, %zmm2, %zmm8, %zmm7
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm8, %ymm0
 	vpxorq	%ymm0, %ymm8, %ymm8
 	vextracti32x4	$1, %ymm8, %xmm0
 	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vmovdqa64	%xmm8, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_big128:
@@ -14745,112 +15762,129 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vaesenclast	%zmm2, %zmm7, %zmm7
-	vaesenclast	%zmm2, %zmm8, %zmm8
-	vaesenclast	%zmm2, %zmm9, %zmm9
-	vaesenclast	%zmm2, %zmm10, %zmm10
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm11, %zmm11
-	vpxorq	%zmm12, %zmm12, %zmm12
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_128
 	vmovdqu64	(%rsi), %zmm13
@@ -14861,11 +15895,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm13, %zmm0
 	vpxorq	%zmm13, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_128
 	vmovdqu64	64(%rsi), %zmm0
@@ -14875,11 +15909,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$192, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_128
 	vmovdqu64	128(%rsi), %zmm0
@@ -14889,11 +15923,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_128
 	vmovdqu64	192(%rsi), %zmm0
@@ -14903,11 +15937,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$320, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_128
 	vmovdqu64	256(%rsi), %zmm0
@@ -14917,11 +15951,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$384, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_128
 	vmovdqu64	320(%rsi), %zmm0
@@ -14931,11 +15965,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$448, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_128
 	vmovdqu64	384(%rsi), %zmm0
@@ -14945,342 +15979,400 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part7_128:
 	subq	$448, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm10, %zmm3
 	vmovdqu8	%zmm3, 448(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1552(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_128
-	vmovdqu64	%zmm10, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_128
+	vmovdqu64	%zmm10, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_128:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm5
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
-	vpxorq	%zmm7, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_128
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_128:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced128
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced128
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_128:
 	subq	$64, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm3
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_128
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_128
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_128:
 	subq	$128, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm3
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_128
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_128
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_128:
 	subq	$192, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm3
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_128:
 	subq	$256, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm7, %zmm3
 	vmovdqu8	%zmm3, 256(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_128
-	vmovdqu64	%zmm7, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_128
+	vmovdqu64	%zmm7, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_128:
 	subq	$320, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm8, %zmm3
 	vmovdqu8	%zmm3, 320(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_128
-	vmovdqu64	%zmm8, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_128
+	vmovdqu64	%zmm8, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_128:
 	subq	$384, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm9, %zmm3
 	vmovdqu8	%zmm3, 384(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_128
-	vmovdqu64	%zmm9, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_128
+	vmovdqu64	%zmm9, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm11, %ymm0
-	vpxorq	%ymm0, %ymm11, %ymm11
-	vextracti32x4	$1, %ymm11, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm12, %ymm0
 	vpxorq	%ymm0, %ymm12, %ymm12
 	vextracti32x4	$1, %ymm12, %xmm0
 	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
 	vpxorq	%xmm2, %xmm12, %xmm12
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vpslldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vmovdqa64	%xmm12, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty128:
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+	movq	2720(%rdi), %rax
+	shlq	$3, %rax
+	movq	2728(%rdi), %rcx
+	shlq	$3, %rcx
+	vmovq	%rcx, %xmm2
+	vmovq	%rax, %xmm3
+	vpunpcklqdq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 1280(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$1, 1280(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, 1280(%rdi), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_end128:
 .Laesgen_vaes512_gcm_none_decrypt_data_end128:
-	vmovdqa64	%xmm1, 1552(%rdi)
+	vmovdqa64	%xmm1, 2640(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_saved
 .Laesgen_vaes512_gcm_none_decrypt_data_data192:
-	vmovdqa64	1552(%rdi), %xmm1
+	vmovdqa64	2640(%rdi), %xmm1
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
@@ -15290,232 +16382,227 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm9
+	vmovdqu64	384(%rsi), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	448(%rsi), %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	64(%rsi), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm8, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm8, %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm0, %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpclmulqdq	$0, 2272(%rdi), %zmm9, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufd	$78, %zmm11, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm10, %zmm14
-	vbroadcasti32x4	(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm15, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm12, %zmm10
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm14, %zmm13, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	128(%rsi), %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	192(%rsi), %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm16, %zmm12, %zmm12
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm11, %zmm13, %zmm11
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vpxorq	%zmm15, %zmm14, %zmm13
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vmovdqu64	256(%rsi), %zmm14
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vmovdqu64	256(%rsi), %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vbroadcasti32x4	64(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	320(%rsi), %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vmovdqu64	320(%rsi), %zmm15
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vmovdqu64	128(%rsi), %zmm14
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	384(%rsi), %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vmovdqu64	448(%rsi), %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vmovdqu64	192(%rsi), %zmm15
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vpternlogd	$150, %zmm19, %zmm17, %zmm12
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vmovdqu64	(%rsi), %zmm14
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpshufd	$78, %zmm13, %zmm15
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vmovdqu64	64(%rsi), %zmm15
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm16
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm10
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vpclmulqdq	$0, 1888(%rdi), %zmm16, %zmm16
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm15, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vpxorq	%zmm15, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm11, %ymm13
+	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm13, %ymm11, %ymm11
+	vpternlogd	$150, %zmm18, %zmm10, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm11, %xmm13
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm17, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm10, %ymm13
+	vpternlogd	$150, %zmm11, %zmm12, %zmm13
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm13, %ymm10, %ymm10
+	vpslldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti32x4	$1, %ymm10, %xmm13
+	vpxorq	%zmm10, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm13, %xmm10, %xmm10
+	vpsrldq	$8, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm12, %ymm13
+	vpxorq	%zmm10, %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm13, %ymm12, %ymm12
+	vextracti64x4	$1, %zmm12, %ymm10
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm12, %xmm13
 	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
+	vextracti32x4	$1, %ymm12, %xmm10
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm11, %xmm12, %xmm12
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
 	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm11, %ymm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm13, %xmm11, %xmm11
+	vpxorq	%ymm10, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm11, %xmm10
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm13, %xmm10, %xmm10
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpshufd	$78, %xmm11, %xmm11
+	vpshufd	$78, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm12, %xmm11, %xmm11
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm11, %xmm11
+	vpshufd	$78, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm6, %zmm6
 	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm12, %xmm11, %xmm11
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm11, %xmm11
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm11, %xmm0
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -15539,7 +16626,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_drain192:
 .Laesgen_vaes512_gcm_none_decrypt_data_small192:
 	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty192
 	cmpq	$256, %rdx
 	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
@@ -15556,78 +16643,95 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	176(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vbroadcasti32x4	192(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm7, %zmm7, %zmm7
-	vpxorq	%zmm8, %zmm8, %zmm8
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm7
+	vpunpcklqdq	%xmm7, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm8
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	16(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	32(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	64(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	80(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	160(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	176(%rdi), %zmm9
+	vaesenc	%zmm9, %zmm3, %zmm3
+	vaesenc	%zmm9, %zmm4, %zmm4
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vbroadcasti32x4	192(%rdi), %zmm9
+	vaesenclast	%zmm9, %zmm3, %zmm3
+	vaesenclast	%zmm9, %zmm4, %zmm4
+	vaesenclast	%zmm9, %zmm5, %zmm5
+	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_192
 	vmovdqu64	(%rsi), %zmm9
@@ -15638,11 +16742,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm9, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_192
 	vmovdqu64	64(%rsi), %zmm0
@@ -15652,11 +16756,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_192
 	vmovdqu64	128(%rsi), %zmm0
@@ -15666,187 +16770,200 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_192:
 	subq	$192, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm3
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm8, %zmm8
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_192:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm5
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	%zmm9, %zmm8, %zmm8
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_192:
 	subq	$64, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm3
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_192:
 	subq	$128, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm3
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm8, %zmm8
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpternlogd	$150, %zmm2, %zmm8, %zmm7
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm8, %ymm0
 	vpxorq	%ymm0, %ymm8, %ymm8
 	vextracti32x4	$1, %ymm8, %xmm0
 	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vmovdqa64	%xmm8, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_big192:
@@ -15872,130 +16989,147 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
 	vpaddd	%xmm2, %xmm1, %xmm1
-	vbroadcasti32x4	(%rdi), %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	16(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	32(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	48(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	80(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	112(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	160(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	176(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	192(%rdi), %zmm2
-	vaesenclast	%zmm2, %zmm3, %zmm3
-	vaesenclast	%zmm2, %zmm4, %zmm4
-	vaesenclast	%zmm2, %zmm5, %zmm5
-	vaesenclast	%zmm2, %zmm6, %zmm6
-	vaesenclast	%zmm2, %zmm7, %zmm7
-	vaesenclast	%zmm2, %zmm8, %zmm8
-	vaesenclast	%zmm2, %zmm9, %zmm9
-	vaesenclast	%zmm2, %zmm10, %zmm10
-	vpxorq	%zmm2, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm11, %zmm11
-	vpxorq	%zmm12, %zmm12, %zmm12
-	movq	%rdx, %rax
+	leaq	31(%rdx), %rax
 	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
 	negq	%rax
-	leaq	768(%rdi,%rax,1), %rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_192
 	vmovdqu64	(%rsi), %zmm13
@@ -16006,11 +17140,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm13, %zmm0
 	vpxorq	%zmm13, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpxorq	%zmm3, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
-	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_192
 	vmovdqu64	64(%rsi), %zmm0
@@ -16020,11 +17154,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$192, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_192
 	vmovdqu64	128(%rsi), %zmm0
@@ -16034,11 +17168,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_192
 	vmovdqu64	192(%rsi), %zmm0
@@ -16048,11 +17182,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$320, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_192
 	vmovdqu64	256(%rsi), %zmm0
@@ -16062,11 +17196,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$384, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_192
 	vmovdqu64	320(%rsi), %zmm0
@@ -16076,11 +17210,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 	cmpq	$448, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_192
 	vmovdqu64	384(%rsi), %zmm0
@@ -16090,346 +17224,406 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpshufd	$78, %zmm0, %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm3, %zmm0
-	vpxorq	%zmm0, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part7_192:
 	subq	$448, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm10, %zmm3
 	vmovdqu8	%zmm3, 448(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1552(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_192
-	vmovdqu64	%zmm10, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_192
+	vmovdqu64	%zmm10, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_192:
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	(%rsi), %zmm4{%k1}{z}
 	vpxorq	%zmm4, %zmm3, %zmm5
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
-	vpxorq	%zmm7, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm12, %zmm12
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_192
-	vmovdqu64	%zmm3, 1408(%rdi)
-	vmovdqu64	%zmm4, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_192:
 	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced192
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced192
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_192:
 	subq	$64, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm4, %zmm3
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_192
-	vmovdqu64	%zmm4, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_192
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_192:
 	subq	$128, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm5, %zmm3
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_192
-	vmovdqu64	%zmm5, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_192
+	vmovdqu64	%zmm5, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_192:
 	subq	$192, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm6, %zmm3
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192
+	vmovdqu64	%zmm6, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_192:
 	subq	$256, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm7, %zmm3
 	vmovdqu8	%zmm3, 256(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1360(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_192
-	vmovdqu64	%zmm7, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_192
+	vmovdqu64	%zmm7, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_192:
 	subq	$320, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm8, %zmm3
 	vmovdqu8	%zmm3, 320(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1424(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_192
-	vmovdqu64	%zmm8, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_192
+	vmovdqu64	%zmm8, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_192:
 	subq	$384, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
-	movq	$-1, %r8
-	bzhiq	%rdx, %r8, %r8
-	kmovq	%r8, %k1
-	movq	%rdx, %r8
-	andq	$-16, %r8
 	movq	$-1, %r9
-	bzhiq	%r8, %r9, %r9
-	kmovq	%r9, %k2
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
 	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
 	vpxorq	%zmm0, %zmm9, %zmm3
 	vmovdqu8	%zmm3, 384(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
-	testq	%r8, %r8
+	testq	%r9, %r9
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
 	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1488(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_192
-	vmovdqu64	%zmm9, 1408(%rdi)
-	vmovdqu64	%zmm0, 1472(%rdi)
-	vmovdqa64	1408(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1600(%rdi)
-	vmovdqa64	1472(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1584(%rdi)
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_192
+	vmovdqu64	%zmm9, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192:
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm11, %ymm0
-	vpxorq	%ymm0, %ymm11, %ymm11
-	vextracti32x4	$1, %ymm11, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm12, %ymm0
 	vpxorq	%ymm0, %ymm12, %ymm12
 	vextracti32x4	$1, %ymm12, %xmm0
 	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
 	vpxorq	%xmm2, %xmm12, %xmm12
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vpslldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm12, %xmm0
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vmovdqa64	%xmm12, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty192:
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+	movq	2720(%rdi), %rax
+	shlq	$3, %rax
+	movq	2728(%rdi), %rcx
+	shlq	$3, %rcx
+	vmovq	%rcx, %xmm2
+	vmovq	%rax, %xmm3
+	vpunpcklqdq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 1280(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 1280(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$1, 1280(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, 1280(%rdi), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_end192:
 .Laesgen_vaes512_gcm_none_decrypt_data_end192:
-	vmovdqa64	%xmm1, 1552(%rdi)
+	vmovdqa64	%xmm1, 2640(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_saved
 .Laesgen_vaes512_gcm_none_decrypt_data_saved:
-	vmovdqa64	%xmm0, 1568(%rdi)
+	vmovdqa64	%xmm0, 2656(%rdi)
 	vpxorq	%xmm16, %xmm16, %xmm16
 	vpxorq	%xmm17, %xmm17, %xmm17
 	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret

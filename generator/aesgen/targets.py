@@ -135,8 +135,8 @@ def load_preset(path: Path) -> Preset:
     if preset.gcm_multiply not in ("schoolbook", "karatsuba"):
         raise TargetError(f"{path.name}: [gcm] multiply must be schoolbook or karatsuba, "
                           f"not {preset.gcm_multiply!r}")
-    if not 1 <= preset.gcm_zmm_batch <= 8:
-        raise TargetError(f"{path.name}: [gcm] zmm_batch must be 1..8 registers, not "
+    if not 1 <= preset.gcm_zmm_batch <= 16:
+        raise TargetError(f"{path.name}: [gcm] zmm_batch must be 1..16 registers, not "
                           f"{preset.gcm_zmm_batch!r}")
     if preset.name != path.stem:
         raise TargetError(f"{path.name}: name {preset.name!r} differs from the file name")

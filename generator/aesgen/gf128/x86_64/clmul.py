@@ -184,46 +184,47 @@ class ClmulHash:
         self.v.xor(k, k, h)
         return k
 
-    def fold_lanes(self, p: Products) -> Products:
-        """The sum over the lanes of a wide sum of products, in xmm (zmm: halves, then
-        lanes)."""
-        if p.lo.width == 128:
-            return p
+    def fold_lanes(self, part: Reg) -> Reg:
+        """The sum over the lanes of a wide register, in xmm (zmm: halves, then lanes)."""
+        if part.width == 128:
+            return part
         b, v = self.b, self.v
-        out = []
-        for part in (p.lo, p.hi, p.mi):
-            if part.width == 512:                      # lanes 2, 3 onto lanes 0, 1
-                t = b.vec(256)
-                b.emit("vextracti64x4", t, part, Imm(1))
-                half = part.view(256)
-                v.xor(half, half, t)
-                part = half
-            t = b.xmm()
-            b.emit("vextracti32x4" if v.evex else "vextracti128", t, part, Imm(1))
-            low = part.view(128)
-            v.xor(low, low, t)
-            out.append(low)
-        return Products(*out, karatsuba=p.karatsuba)
+        if part.width == 512:                          # lanes 2, 3 onto lanes 0, 1
+            t = b.vec(256)
+            b.emit("vextracti64x4", t, part, Imm(1))
+            half = part.view(256)
+            v.xor(half, half, t)
+            part = half
+        t = b.xmm()
+        b.emit("vextracti32x4" if v.evex else "vextracti128", t, part, Imm(1))
+        low = part.view(128)
+        v.xor(low, low, t)
+        return low
 
     def reduce(self, p: Products) -> Reg:
-        """dot-reduce a sum of products to 128 bits (two folds by the polynomial)."""
+        """dot-reduce a sum of products to 128 bits (two folds by the polynomial). The
+        middle part joins the low and high parts in every lane first (all of it is
+        linear), so a wide sum folds two parts into xmm, not three."""
         b, v = self.b, self.v
-        p = self.fold_lanes(p)
         if p.karatsuba:                            # the middle term lacks lo ^ hi
-            v.xor(p.mi, p.mi, p.lo)
-            v.xor(p.mi, p.mi, p.hi)
-        t = b.xmm()
+            if v.evex:
+                v.ternary(p.mi, p.lo, p.hi, XOR3)
+            else:
+                v.xor(p.mi, p.mi, p.lo)
+                v.xor(p.mi, p.mi, p.hi)
+        t = b.vec(p.mi.width)
         v.shift_bytes_left(t, p.mi, 8)
         v.xor(p.lo, p.lo, t)
         v.shift_bytes_right(t, p.mi, 8)
         v.xor(p.hi, p.hi, t)
+        lo, hi = self.fold_lanes(p.lo), self.fold_lanes(p.hi)
         for _ in range(2):
             f = b.xmm()
-            v.clmul(f, p.lo, self._poly(), 0x10)   # lo's qword 0 times 0xC2<<56
-            v.shuffle_dwords(p.lo, p.lo, 0x4E)     # swap the qwords
-            v.xor(p.lo, p.lo, f)
-        v.xor(p.lo, p.lo, p.hi)
-        return p.lo
+            v.clmul(f, lo, self._poly(), 0x10)     # lo's qword 0 times 0xC2<<56
+            v.shuffle_dwords(lo, lo, 0x4E)         # swap the qwords
+            v.xor(lo, lo, f)
+        v.xor(lo, lo, hi)
+        return lo
 
     def dot(self, x: Reg, h: Reg | Mem) -> Reg:
         """x * h reduced: one block's multiply."""

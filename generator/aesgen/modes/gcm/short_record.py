@@ -122,7 +122,7 @@ def short_record(g, nonce: Reg, aad: Reg, aad_len: Reg, inp: Reg, length: Reg, o
             b.emit("and", pw, Imm(-16))
             a.neg(pw)
             a.lea(pw, Mem(64, base=g.ctx, index=pw,
-                          disp=k.layout.offset("H_POWERS") + 16 * (k.powers - 2)))
+                          disp=k.layout.offset("H_POWERS") + 16 * (k.table_powers - 2)))
         with b.phase("load_store"):
             blk = b.xmm()
             load_short(g, blk, aad, aad_len, "PENDING", largest=16)

@@ -123,10 +123,13 @@ class GcmKernel:
         # registers a batch: on zmm the preset's [gcm] zmm_batch (the spec's interleave)
         self.batch = spec.interleave if self.lanes == 4 else BATCH
         self.powers = self.batch * self.lanes     # one reduction per batch of registers
+        # on zmm a one-shot message ends in one reduction over its last batch, its tail and
+        # the length block (_end_group): up to twice a batch of blocks and one more
+        self.table_powers = 2 * self.powers + 1 if self.lanes == 4 else self.powers
         self.face_rounds = FACE_ROUNDS[spec.face]
         self.counter = spec.counter_policy          # inc32 (the mode admits no other)
         self.karatsuba = spec.hash_multiply == "karatsuba"
-        self.layout = gcm_layout(self.powers, spec.face, self.lanes, self.karatsuba)
+        self.layout = gcm_layout(self.table_powers, spec.face, self.lanes, self.karatsuba)
         lay = self.layout
         self.run = FaceRun(X86Scalar(), RunFields(
             lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START, lay.FILL_COUNT,
@@ -230,7 +233,7 @@ class Body:
     # --- GHASH -----------------------------------------------------------------------
     def power(self, i: int, width: int = 128, field: str = "H_POWERS") -> Mem:
         """H~^i (i >= 1) in the context; at width 256, H~^i and H~^(i-1) in its lanes."""
-        return self.f(field, 16 * (self.k.powers - i), width)
+        return self.f(field, 16 * (self.k.table_powers - i), width)
 
     def mul_power(self, y: Reg, i: int, acc):
         """acc += y * H~^i (y's lanes by H~^i, H~^(i-1), ...), as the preset chose."""
@@ -245,40 +248,49 @@ class Body:
                                                           h.disp + apart, h.rip_label), acc)
         return self.hash.multiply(y, h, acc)
 
-    def mul_powers_two(self, ys: list[Reg], i: int, acc):
-        """acc += ys[0] * H^i + ys[1] * H^(i - lanes), each lane by its own power (EVEX)."""
-        width = ys[0].width
-        lanes = width // 128
-        hs = tuple(self.power(i - lanes * j, width) for j in range(2))
-        hks = None
-        if self.k.karatsuba:
-            hks = tuple(self.power(i - lanes * j, width, field="H_KARATSUBA") for j in range(2))
-        return self.hash.multiply_two(tuple(ys), hs, hks, acc)
-
-    def hash_blocks(self, x: Reg, ptr: Reg, n: int, disp: int = 0, width: int = 128) -> None:
-        """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr + disp: one
-        reduction. At width 256 a register takes two blocks, the powers two a load."""
-        h, acc, lanes = self.hash, None, width // 128
-        regs = n // lanes
-        # under EVEX the registers go in pairs, their products summed three at a time
+    def products(self, x: Reg | None, ptr: Reg, regs: int, disp: int, width: int,
+                 power_of, acc: Products | None = None) -> Products:
+        """acc + the unreduced products of the ``regs`` registers of blocks at ptr + disp,
+        register j times the powers power_of(j, field) gives (a Mem in field H_POWERS or
+        H_KARATSUBA); X (when given) joins register 0's first lane. Under EVEX the
+        registers go in pairs, their products summed three at a time; with EVEX's 32
+        registers the register X joins is multiplied and summed last: the other products
+        do not depend on X, so the chain from one reduction to the next (X, one multiply,
+        one sum, the lane fold, the reduction) stays shorter than the multiplies take (16
+        registers have no room to keep X that long)."""
+        h = self.hash
         step = 2 if self.v.evex and regs % 2 == 0 else 1
-        for j0 in range(0, regs, step):
+        order = range(0, regs, step)
+        for j0 in reversed(order) if self.v.evex else order:
             ys = []
             for j in range(j0, j0 + step):
                 y = self.b.vec(width)
                 with self.b.phase("load_store"):
-                    h.load_block(y, Mem(width, base=ptr, disp=disp + 16 * lanes * j))
-                if j == 0:
+                    h.load_block(y, Mem(width, base=ptr, disp=disp + width // 8 * j))
+                if j == 0 and x is not None:
                     with self.b.phase("ghash_multiply"):
                         self.v.xor(y, y, x.view(width))   # X in lane 0; upper lanes are 0
                 ys.append(y)
             with self.b.phase("ghash_multiply"):
                 if step == 1:
-                    acc = self.mul_power(ys[0], n - lanes * j0, acc)
+                    acc = self.mul_power_at(ys[0], power_of(j0, "H_POWERS"), acc)
                 else:
-                    acc = self.mul_powers_two(ys, n - lanes * j0, acc)
+                    hks = None
+                    if self.k.karatsuba:
+                        hks = tuple(power_of(j, "H_KARATSUBA") for j in (j0, j0 + 1))
+                    acc = self.hash.multiply_two(
+                        tuple(ys), tuple(power_of(j, "H_POWERS") for j in (j0, j0 + 1)),
+                        hks, acc)
+        return acc
+
+    def hash_blocks(self, x: Reg, ptr: Reg, n: int, disp: int = 0, width: int = 128) -> None:
+        """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr + disp: one
+        reduction. At width 256 a register takes two blocks, the powers two a load."""
+        lanes = width // 128
+        acc = self.products(x, ptr, n // lanes, disp, width,
+                            lambda j, field: self.power(n - lanes * j, width, field))
         with self.b.phase("reduction"):
-            self.v.copy(x, h.reduce(acc))
+            self.v.copy(x, self.hash.reduce(acc))
 
     def hash_pending(self, x: Reg, *, clear: bool) -> None:
         """X = (X ^ PENDING) H; PENDING = 0 when clear."""
@@ -368,16 +380,24 @@ class Body:
         self.a.cmp(length, room)
         self.a.ja(fail)
 
-    def call_data(self, inp, length, out, *, decrypt: bool) -> None:
+    def call_data(self, inp, length, out, *, decrypt: bool, final: bool = False) -> None:
         """Run the data path (build_data's function) on in, length, out (registers or
-        stack arguments); the context stays in a register the call keeps."""
-        for name, value in zip(("rdi", "rsi", "rdx", "rcx"), (self.ctx, inp, length, out)):
+        stack arguments); the context stays in a register the call keeps. On zmm the data
+        path takes a fifth argument, ``final``: the call holds the whole message (seal,
+        open), so it leaves in HASH the GHASH of AAD, ciphertext and the length block."""
+        names, values = ("rdi", "rsi", "rdx", "rcx"), (self.ctx, inp, length, out)
+        if self.k.lanes == 4:
+            names, values = names + ("r8",), values + (Imm(1 if final else 0),)
+        for name, value in zip(names, values):
             self.a.mov(gp(name), value)
         self.a.call(Label(self.k.spec.symbol(DATA_PATH[decrypt])))
 
-    def crypt(self, inp: Reg, length: Reg, out: Reg, *, decrypt: bool) -> None:
+    def crypt(self, inp: Reg, length: Reg, out: Reg, *, decrypt: bool,
+              final: Reg | None = None) -> None:
         """out = in ^ keystream over length bytes, hashing the ciphertext; continues the
-        stream at MSG_LEN. The caller has checked the length."""
+        stream at MSG_LEN. The caller has checked the length. On zmm, ``final`` (0 or 1)
+        says the call holds the whole message: HASH ends as the GHASH of AAD, ciphertext
+        and the length block (SP 800-38D 7.1 step 5), the tag before E_K(J0)."""
         a, b, v = self.a, self.b, self.v
         self.begin_data()
         x = b.xmm()
@@ -408,7 +428,7 @@ class Body:
             self.hash_pending(x, clear=True)
         b.bind(bulk)
         self.per_key_size("data", lambda bits: self._crypt_size(bits, x, inp, length, out,
-                                                                decrypt), saved)
+                                                                decrypt, final), saved)
         v.store(self.f("HASH"), x)
 
     def _counters(self, c: Reg, n: int) -> list[Reg]:
@@ -624,13 +644,14 @@ class Body:
             a.jmp(top)
 
     def _crypt_size(self, bits: int, x: Reg, inp: Reg, length: Reg, out: Reg,
-                    decrypt: bool) -> None:
+                    decrypt: bool, final: Reg | None) -> None:
         """The data path for one key size. Batches of k.batch registers are stitched: the AES
         rounds of a batch run beside the GHASH of ciphertext already in memory, the
         previous batch's output when encrypting (so a pipeline: the first batch is not
         hashed in its own iteration, the last is hashed after the loop), the batch's own
         input when decrypting (hashed before out, which may be in, is written). Then one
-        batch of 4, single blocks, and the partial tail."""
+        batch of 4, single blocks, and the partial tail; on zmm the masked tail, which
+        ends a one-shot message in one reduction (``final``, _tail_registers)."""
         a, b, v = self.a, self.b, self.v
         lanes, width = self.k.lanes, self.k.spec.width
         wide = b.vec(width)
@@ -656,30 +677,29 @@ class Body:
                          f"steady-{bits}")
         b.bind(drain)
 
-        def drain_hash() -> None:                     # the last batch's hash
-            self.hash_blocks(x, out, self.k.batch * lanes, disp=-step, width=width)
-
-        if lanes == 4 and not decrypt:
-            # the tail's AES runs beside the last batch's hash, as a loop iteration's does
-            alone = b.label(f"drain_alone{bits}")
-            with b.region(f"drain-{bits}"):
-                a.test(length, length)
-                a.je(alone)
-            self._masked_tail(bits, x, c, inp, length, out, decrypt, drain_hash, "d")
-            with b.region(f"drain-{bits}"):
-                a.jmp(end)
-                b.bind(alone)
-                drain_hash()
-                a.jmp(end)
-        elif not decrypt:
-            with b.region(f"drain-{bits}"):
-                drain_hash()
-        b.bind(small)
         if lanes == 4:
-            self._masked_tail(bits, x, c, inp, length, out, decrypt)
+            if not decrypt:
+                # the last batch's hash: beside the tail's AES rounds, as a loop iteration's
+                # is, and summed with the tail's products before their one reduction
+                alone = b.label(f"drain_alone{bits}")
+                with b.region(f"drain-{bits}"):
+                    a.test(length, length)
+                    a.je(alone)
+                self._masked_tail(bits, x, c, inp, length, out, decrypt, final, True, "d")
+                with b.region(f"drain-{bits}"):
+                    a.jmp(end)
+                    b.bind(alone)
+                    self._end_alone(x, out, final)
+                    a.jmp(end)
+            b.bind(small)
+            self._masked_tail(bits, x, c, inp, length, out, decrypt, final, False)
             b.bind(end)
             v.store(self.f("COUNTER"), c)
             return
+        if not decrypt:                               # the last batch's hash
+            with b.region(f"drain-{bits}"):
+                self.hash_blocks(x, out, self.k.batch * lanes, disp=-step, width=width)
+        b.bind(small)
         for n_blocks in (4, 1):
             next_ = b.label(f"next{n_blocks}_{bits}")
             with b.region(f"batch{n_blocks}-{bits}"):
@@ -711,40 +731,129 @@ class Body:
         b.bind(end)
         v.store(self.f("COUNTER"), c)
 
+    def _group_powers(self, length: Reg | None, final: Reg) -> Reg:
+        """The address in H_POWERS of H~^(t + F), the power of the last block the message's
+        end hashes: F = final (0 or 1), the length block's own; t the tail's blocks hashed
+        now, ceil(length / 16) when final (a partial last block too), else
+        floor(length / 16) (a partial block waits in PENDING); none with no tail (length
+        None). Lane l of register j of the tail takes its power at this address + 64 j,
+        of the last batch's register j at - 16 k.powers + 64 j."""
+        a, b, k = self.a, self.b, self.k
+        n = b.gp()
+        if length is None:
+            a.mov(n, final)
+            a.shl(n, Imm(4))
+        else:
+            t = b.gp()
+            a.lea(n, Mem(64, base=length, disp=31))  # 16 (ceil(length / 16) + 1)
+            b.emit("and", n, Imm(-16))
+            a.mov(t, length)
+            b.emit("and", t, Imm(-16))
+            a.test(final, final)
+            b.emit("cmove", n, t)
+        a.neg(n)
+        pw = b.gp()
+        a.lea(pw, Mem(64, base=self.ctx, index=n,
+                      disp=k.layout.offset("H_POWERS") + 16 * k.table_powers))
+        return pw
+
+    def length_block(self, final: Reg | None = None) -> Reg:
+        """[len(A)]64 || [len(C)]64 in hash order (SP 800-38D 7.1 step 5), from AAD_LEN and
+        MSG_LEN; all zero when ``final`` holds 0."""
+        a, b, v = self.a, self.b, self.v
+        aad_bits, msg_bits = b.gp(), b.gp()
+        a.mov(aad_bits, self.f("AAD_LEN", width=64))
+        a.shl(aad_bits, Imm(3))
+        a.mov(msg_bits, self.f("MSG_LEN", width=64))
+        a.shl(msg_bits, Imm(3))
+        if final is not None:
+            zero = b.gp()
+            a.xor(zero, zero)
+            a.test(final, final)
+            b.emit("cmove", aad_bits, zero)
+            b.emit("cmove", msg_bits, zero)
+        lens, t = b.xmm(), b.xmm()
+        v.from_gp64(lens, msg_bits)                 # byte-reversed [len(A)]64 || [len(C)]64
+        v.from_gp64(t, aad_bits)
+        v.unpack_low_qwords(lens, lens, t)
+        return lens
+
+    def _drain_products(self, x: Reg, out: Reg, pw: Reg) -> Products:
+        """The unreduced products of the encrypt loop's last batch (in out, before the
+        pointer), X joining its first block, its powers from _group_powers' pw."""
+        k = self.k
+        apart = k.layout.offset("H_KARATSUBA") - k.layout.offset("H_POWERS") \
+            if k.karatsuba else 0
+
+        def power_of(j: int, field: str) -> Mem:
+            return Mem(512, base=pw, disp=-16 * k.powers + 64 * j
+                       + (apart if field == "H_KARATSUBA" else 0))
+        return self.products(x, out, k.batch, -16 * k.powers, 512, power_of)
+
+    def _end_alone(self, x: Reg, out: Reg, final: Reg) -> None:
+        """The encrypt loop's last batch when no tail follows: X = its hash, one reduction;
+        when ``final``, by H~^(n+1) .. H~^2 with the length block by H~^1 in the same sum."""
+        b, v, h = self.b, self.v, self.hash
+        with b.phase("ghash_multiply"):
+            pw = self._group_powers(None, final)
+            lp = self.mul_power(self.length_block(final), 1, None)
+        acc = self._drain_products(x, out, pw)
+        with b.phase("ghash_multiply"):
+            for dst, src in zip((acc.lo, acc.hi, acc.mi), (lp.lo, lp.hi, lp.mi)):
+                v.xor(dst, dst, src.view(dst.width))
+        with b.phase("reduction"):
+            v.copy(x, h.reduce(acc))
+
     def _masked_tail(self, bits: int, x: Reg, c: Reg, inp: Reg, length: Reg, out: Reg,
-                     decrypt: bool, drain=None, tag: str = "") -> None:
+                     decrypt: bool, final: Reg, drained: bool, tag: str = "") -> None:
         """The last ``length`` bytes (less than a batch) on zmm, with no loop: one AES batch
         of registers of counters (SMALL_TAIL of them up to 64 SMALL_TAIL bytes, else
-        k.batch); each register's 64 bytes are loaded, XORed and stored whole, or, in the register the message ends in, through a byte mask (masked
-        loads and stores touch nothing past the buffers); the whole blocks are hashed with
-        one reduction, lane l of register j by H~^(f - 4j - l) for f whole blocks, read
-        from a pointer set by the (public) length: lanes past the whole blocks are zero
-        and meet the zero slots after H~^1. A partial last block leaves its keystream in
-        KEYSTREAM and its ciphertext in PENDING, as a streaming call expects. ``drain``
-        (after the encrypt loop) emits the last batch's hash, stitched into the tail's AES
-        rounds; ``tag`` keeps this copy's labels apart."""
-        a, b, k = self.a, self.b, self.k
+        k.batch); each register's 64 bytes are loaded, XORed and stored whole, or, in the
+        register the message ends in, through a byte mask (masked loads and stores touch
+        nothing past the buffers). With ``drained`` (after the encrypt loop, length > 0)
+        the loop's last batch is hashed beside the tail's AES rounds and summed with the
+        tail's products; one reduction ends it all (_tail_registers). With no data and
+        ``final``, X = (X ^ L) H~. ``tag`` keeps this copy's labels apart."""
+        a, b, k, v = self.a, self.b, self.k, self.v
         end = b.label(f"tail_end{tag}{bits}")
-        with b.region(f"tail-{bits}"), b.phase("tail"):
-            a.test(length, length)
-            a.je(end)
+        empty = b.label(f"tail_empty{tag}{bits}")
+        if not drained:
+            with b.region(f"tail-{bits}"), b.phase("tail"):
+                a.test(length, length)
+                a.je(empty)
         if k.batch > SMALL_TAIL:                     # a short tail needs no full batch
-            big = b.label(f"tail_big{bits}")
+            big = b.label(f"tail_big{tag}{bits}")
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.cmp(length, Imm(64 * SMALL_TAIL))
                 a.ja(big)
-            self._tail_registers(bits, x, c, inp, length, out, decrypt, SMALL_TAIL, tag + "s",
-                                 drain)
+            self._tail_registers(bits, x, c, inp, length, out, decrypt, SMALL_TAIL,
+                                 tag + "s", final, drained)
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.jmp(end)
             b.bind(big)
-        self._tail_registers(bits, x, c, inp, length, out, decrypt, k.batch, tag, drain)
+        self._tail_registers(bits, x, c, inp, length, out, decrypt, k.batch, tag, final,
+                             drained)
+        if not drained:
+            with b.region(f"tail-{bits}"), b.phase("tail"):
+                a.jmp(end)
+                b.bind(empty)
+                a.test(final, final)
+                a.je(end)
+                v.xor(x, x, self.length_block())
+                v.copy(x, self.hash.dot(x, self.power(1)))
         b.bind(end)
 
     def _tail_registers(self, bits: int, x: Reg, c: Reg, inp: Reg, length: Reg, out: Reg,
-                        decrypt: bool, regs: int, tag: str, drain=None) -> None:
+                        decrypt: bool, regs: int, tag: str, final: Reg,
+                        drained: bool) -> None:
         """_masked_tail's work with ``regs`` registers (0 < length <= 64 regs); label
-        names take ``tag``."""
+        names take ``tag``. The whole blocks are hashed with one reduction, lane l of
+        register j by H~^(t + F - 4j - l) from _group_powers' pointer (set by the public
+        length): lanes past the last block are zero and meet the zero slots after H~^1.
+        Unless ``final``, a partial last block leaves its keystream in KEYSTREAM and its
+        ciphertext in PENDING, as a streaming call expects; when final it is hashed here,
+        zero-padded, and the length block joins the sum by H~^1 (F = 1), so the message
+        ends in this one reduction."""
         a, b, v, h, k = self.a, self.b, self.v, self.hash, self.k
         lanes, width = k.lanes, 512
         reduce_, unreduced = (b.label(f"tail_reduce{tag}{bits}"),
@@ -762,30 +871,29 @@ class Body:
                 a.shr(n, Imm(4))
                 v.from_gp64(t, n)
                 self.k.counter.vector_add(v, c, c, t)
-            if drain is None:
-                self.aes(blocks, bits)
-            else:
+            with b.phase("ghash_multiply"):
+                pw = self._group_powers(length, final)
+                lp = self.mul_power(self.length_block(final), 1, None)
+            if drained:
                 with b.capture() as rounds:
                     self.aes(blocks, bits)
                 with b.capture() as hashing:
-                    drain()
+                    acc = self._drain_products(x, out, pw)
                 b.emit_stitched(rounds, hashing)
-            with b.phase("ghash_multiply"):
-                acc = Products(b.vec(width), b.vec(width), b.vec(width), k.karatsuba)
-                for part in (acc.lo, acc.hi, acc.mi):
-                    v.xor(part, part, part)
-                pw = b.gp()                            # H~^f, f = length >> 4
-                a.mov(pw, length)
-                b.emit("and", pw, Imm(-16))
-                a.neg(pw)
-                a.lea(pw, Mem(64, base=self.ctx, index=pw,
-                              disp=k.layout.offset("H_POWERS") + 16 * k.powers))
+                with b.phase("ghash_multiply"):
+                    for dst, src in zip((acc.lo, acc.hi, acc.mi), (lp.lo, lp.hi, lp.mi)):
+                        v.xor(dst, dst, src.view(width))
+            else:
+                self.aes(blocks, bits)
+                # the length block's products, zero above lane 0, start the sum
+                acc = Products(lp.lo.view(width), lp.hi.view(width), lp.mi.view(width),
+                               k.karatsuba)
             partials = [b.label(f"tail_part{tag}{j}_{bits}") for j in range(regs)]
 
             def hash_register(y: Reg, j: int) -> None:
                 with b.phase("ghash_multiply"):
                     v.shuffle_bytes(y, y, h.bswap_mask(width))
-                    if j == 0:
+                    if j == 0 and not drained:
                         v.xor(y, y, x.view(width))     # X joins the first block
                     self.mul_power_at(y, Mem(width, base=pw, disp=64 * j), acc)
 
@@ -810,8 +918,10 @@ class Body:
                         a.je(reduce_)                  # ended with register j - 1
                     kb, kw = kmask(1), kmask(2)
                     v.first_bytes_mask(kb, rest)
-                    a.mov(whole, rest)
+                    a.mov(whole, rest)                 # the bytes hashed now: whole blocks,
                     b.emit("and", whole, Imm(-16))
+                    a.test(final, final)
+                    b.emit("cmovne", whole, rest)      # or all when final
                     v.first_bytes_mask(kw, whole)
                     d, e = b.vec(width), b.vec(width)
                     v.load_masked(d, Mem(width, base=inp, disp=64 * j), kb)
@@ -831,6 +941,8 @@ class Body:
                     done = b.label(f"tail_whole{tag}{j}_{bits}")
                     b.emit("test", rest, Imm(15))
                     a.je(done)                         # no partial block
+                    a.test(final, final)
+                    a.jne(done)                        # hashed above: nothing waits
                     v.store(self.f("TAIL", width=width), blocks[j])
                     v.store(self.f("TAIL", 64, width=width), hashed)
                     t = b.xmm()
@@ -841,9 +953,11 @@ class Body:
                                   disp=k.layout.offset("TAIL") + 64), aligned=True)
                     v.store(self.f("PENDING"), t)
                     b.bind(done)
-                    if j == 0:                         # nothing hashed below 16 bytes
-                        a.cmp(length, Imm(16))
-                        a.jb(unreduced)
+                    if j == 0 and not drained:         # nothing hashed below 16 bytes,
+                        a.cmp(length, Imm(16))         # unless final
+                        a.jae(reduce_)
+                        a.test(final, final)
+                        a.je(unreduced)
                     a.jmp(reduce_)
             b.bind(reduce_)
             with b.phase("reduction"):
@@ -887,7 +1001,8 @@ class Body:
 
     def begin_message(self, j0: Reg) -> None:
         """What every message starts from J0: the counter J0 + 1, FACE's check of the
-        nonce bytes its table is for, and E_K(J0), the tag's mask."""
+        nonce bytes its table is for and the counter's window, and E_K(J0), the tag's
+        mask."""
         b, v = self.b, self.v
         with b.phase("counter"):
             c = b.xmm()
@@ -896,7 +1011,15 @@ class Body:
             v.store(self.f("COUNTER"), c)
         if self.k.face_rounds:
             self.face_new_message(j0)
-        self.aes_any_size(j0)
+
+            def window_and_mask(bits: int) -> None:
+                # the first counter's window cached now, beside E_K(J0): a new nonce's
+                # first batch finds its window (no refresh on the way into the data)
+                self._face_refresh(c, bits)
+                self.aes([j0], bits)
+            self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
+        else:
+            self.aes_any_size(j0)
         v.store(self.f("TAG_MASK"), j0)
 
     def start_record(self, nonce: Reg, aad: Reg, aad_len: Reg) -> None:
@@ -922,25 +1045,26 @@ class Body:
     def finish(self) -> Reg:
         """The full 16-byte tag (SP 800-38D 7.1 steps 5-6) in a register. Leaves the
         context as it was, so asking twice gives the same tag."""
-        a, b, v = self.a, self.b, self.v
+        b, v = self.b, self.v
         self.begin_data()
         x = b.xmm()
         v.load(x, self.f("HASH"))
         self.flush_pending(x, "MSG_LEN", clear=False)
-        aad_bits, msg_bits = b.gp(), b.gp()
-        a.mov(aad_bits, self.f("AAD_LEN", width=64))
-        a.shl(aad_bits, Imm(3))
-        a.mov(msg_bits, self.f("MSG_LEN", width=64))
-        a.shl(msg_bits, Imm(3))
-        lens, t = b.xmm(), b.xmm()
-        v.from_gp64(lens, msg_bits)                 # byte-reversed [len(A)]64 || [len(C)]64
-        v.from_gp64(t, aad_bits)
-        v.unpack_low_qwords(lens, lens, t)
-        v.xor(x, x, lens)
+        v.xor(x, x, self.length_block())
         s = self.hash.dot(x, self.power(1))
         tag = b.xmm()
         v.shuffle_bytes(tag, s, self.hash.bswap_mask())
         v.xor(tag, tag, self.f("TAG_MASK"))
+        return tag
+
+    def one_shot_tag(self) -> Reg | None:
+        """After call_data(final=True): the full tag from HASH, which the zmm data path
+        left as the whole GHASH; None elsewhere (finish computes it)."""
+        if self.k.lanes != 4:
+            return None
+        tag = self.b.xmm()
+        self.hash.load_block(tag, self.f("HASH"), aligned=True)
+        self.v.xor(tag, tag, self.f("TAG_MASK"))
         return tag
 
     def write_tag(self, tag_out: Reg, tag_len: Reg, tag: Reg | None = None) -> None:
@@ -1015,7 +1139,7 @@ def build_init(k: GcmKernel) -> Function:
         g.aes_any_size(h)
         ht = g.hash.hash_key(h)
         p = ht
-        for i in range(1, k.powers + 1):
+        for i in range(1, k.table_powers + 1):
             if i > 1:
                 p = g.hash.dot(p, ht)
             v.store(g.power(i), p)
@@ -1072,12 +1196,18 @@ def build_data(k: GcmKernel, decrypt: bool) -> Function:
     """The data path of one direction, a function of this file only (no .globl): the
     entry points check lengths, then call it."""
     entry = DATA_PATH[decrypt]
-    g = k.body(entry, f"{entry}(ctx, in, len, out): out = in ^ keystream and the GHASH of "
-                      f"the ciphertext over len bytes, {k.batch} registers of blocks and one "
-                      f"reduction a loop.\nCalled by {'open and decrypt' if decrypt else 'seal and encrypt'} "
-                      f"after their checks; not exported.")
-    ctx, inp, length, out = g.args(4)
-    g.crypt(inp, length, out, decrypt=decrypt)
+    final = ("\nfinal = 1 (seal, open: the whole message) leaves in HASH the GHASH with the "
+             "length block." if k.lanes == 4 else "")
+    g = k.body(entry, f"{entry}(ctx, in, len, out{', final' if final else ''}): out = in ^ "
+                      f"keystream and the GHASH of the ciphertext over len bytes, {k.batch} "
+                      f"registers of blocks and one reduction a loop.{final}\nCalled by "
+                      f"{'open and decrypt' if decrypt else 'seal and encrypt'} after their "
+                      f"checks; not exported.")
+    if k.lanes == 4:
+        _, inp, length, out, final = g.args(5)
+    else:
+        (_, inp, length, out), final = g.args(4), None
+    g.crypt(inp, length, out, decrypt=decrypt, final=final)
     g.a.ret()
     g.b.function.scrub_vectors = True
     g.b.function.exported = False
@@ -1139,8 +1269,8 @@ def build_seal(k: GcmKernel) -> Function:
         g.start(nonce, nonce_len)
         g.absorb(aad, aad_len, "AAD_LEN")
         g.b.bind(data)
-        g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=False)
-        g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"))
+        g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=False, final=True)
+        g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"), g.one_shot_tag())
     return _entry(k, "seal", "seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, "
                   "tag_len):\none-shot GCM encryption. Returns 0, or -1 for a length out of "
                   "range (nothing written).", 6, body)
@@ -1176,8 +1306,8 @@ def build_open(k: GcmKernel) -> Function:
     g.start(nonce, nonce_len)
     g.absorb(aad, aad_len, "AAD_LEN")
     b.bind(data)
-    g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=True)
-    g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"))
+    g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=True, final=True)
+    g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"), g.one_shot_tag())
     a.test(gp("rax"), gp("rax"))
     a.je(done)
     b.bind(reject)                                  # plaintext never stays in out
