@@ -106,6 +106,11 @@ def test_pick_lowest_cost_ties_keep_the_current_value():
     assert TS.pick([(4, 2.001), (6, 3.0), (8, 2.004)], 8) == 8        # equal at 2 decimals
     assert TS.pick([(4, 1.0), (6, 1.0), (8, 2.0)], 8) == 4            # other ties: first
     assert TS.pick([(4, None), (6, 3.0), (8, 2.0)], 4) == 4           # no cost for current
+    # measured ticks a byte compare at 3 decimals: 0.091 beats 0.094 and 0.099 (the
+    # zmm batch on a Zen 5), where 2 decimals would tie 0.09 and 0.09
+    assert TS.pick([(8, 0.099), (12, 0.094), (16, 0.091)], 8, 3) == 16
+    assert TS.pick([(8, 0.099), (12, 0.094), (16, 0.091)], 8) == 12
+    assert TS.pick([(6, 0.0592), (8, 0.0601)], 8, 3) == 8   # 1.5% faster: under the margin
     assert TS.pick([(4, None), (6, 3.0), (8, 2.0)], 6) == 8           # no cost: passed over
 
 

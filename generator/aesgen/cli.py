@@ -761,7 +761,8 @@ def calibrate(cpu, processes, quick, write_path, name, force) -> None:
               help="What a candidate costs: llvm-mca's prediction; the throughput bound of "
                    "the preset's uarch model (x86-64; see aesgen correlate); or real runs on "
                    "this machine (all candidates in one program, interleaved; CTR 4 KiB "
-                   "messages, GCM 16 KiB records, AES-128). Default: measured for --cpu "
+                   "messages, GCM the mean of 1420-byte and 16 KiB records, AES-128). Default: "
+                   "measured for --cpu "
                    "native, else mca.")
 @click.option("--processes", default=5, show_default=True, type=click.IntRange(1, 50),
               help="--cost measured: processes per choice; a candidate's cost is the median "

@@ -4,7 +4,10 @@ times them interleaved, run in several processes.
 
 What is timed (AES-128): a CTR kernel on 4 KiB messages, a new IV per message that keeps
 bytes 0, 5, 10 (the FACE tables stay valid, as with sequence-number IVs); a GCM kernel
-sealing 16 KiB records with 13 bytes of AAD under TLS-style nonces. Timings on these VMs
+sealing records with 13 bytes of AAD under TLS-style nonces, its sample the mean of its
+ticks per byte on 1420-byte records (a TLS record, a QUIC packet: the end of a message
+weighs) and on 16 KiB ones (the steady loop); `aesgen correlate`, which compares with a
+model of the steady loop, times 16 KiB alone. Timings on these VMs
 differ from process to process, so a candidate's cost is the median over processes of its
 ticks per byte divided by the current value's in the same process, shown in ticks per byte
 (times the current value's median).
@@ -26,6 +29,8 @@ from .space import FACE, Choice, Value, request
 
 SIZE = {"ctr": 4096, "gcm": 16384}
 MESSAGES = {"ctr": 64, "gcm": 16}     # a sample: this many messages back to back
+# GCM record sizes a tune sample averages (ticks per byte), and records of each a sample
+GCM_RECORDS = {1420: 64, 16384: 16}
 REPEATS = 15                          # samples per candidate in each process
 
 
@@ -33,22 +38,30 @@ class MeasureError(RuntimeError):
     """No C compiler, a build that fails, or a program that does not run."""
 
 
-def _candidate_c(i: int, mode: str, kernel: str, key_bits: int = 128) -> str:
+def _candidate_c(i: int, mode: str, kernel: str, key_bits: int = 128,
+                 records: dict[int, int] | None = None) -> str:
     """run_c<i>(): one sample of candidate i, ticks per byte (its kernel found by name,
-    keyed with the first key_bits bits of the key)."""
+    keyed with the first key_bits bits of the key); GCM: the mean over ``records`` (size ->
+    records a sample, default 16 KiB) of the ticks per byte of each size."""
     p = f"aesgen_t{i}_"
     if mode == "ctr":
         find = (f"for (size_t j = 0; j < {p}kernel_count; j++)\n"
                 f"        if (!strcmp({p}kernels[j].name, \"{kernel}\")) k = &{p}kernels[j];")
         kind, setup = f"{p}kernel", "k->init(ctx, key, " + str(key_bits // 8) + ", iv);"
-        body = ("next_iv(iv, m); k->set_iv(ctx, iv);\n"
-                "            k->xor_stream(ctx, out, in, SIZE);")
+        call = "next_iv(iv, m); k->set_iv(ctx, iv); k->xor_stream(ctx, out, in, {size});"
+        records = {SIZE["ctr"]: MESSAGES["ctr"]}
     else:
         find = (f"for (size_t j = 0; j < {p}aead_count; j++)\n"
                 f"        if (!strcmp({p}aeads[j].name, \"{kernel}\")) k = &{p}aeads[j];")
         kind, setup = f"{p}aead", "k->init(ctx, key, " + str(key_bits // 8) + ");"
-        body = ("next_iv(iv, m);\n"
-                "            k->seal(ctx, iv, 12, aad, 13, in, SIZE, out, tag, 16);")
+        call = "next_iv(iv, m); k->seal(ctx, iv, 12, aad, 13, in, {size}, out, tag, 16);"
+        records = records or {SIZE["gcm"]: MESSAGES["gcm"]}
+    timed = "".join(f"""    t0 = ticks();
+    for (int m = 0; m < {count}; m++) {{
+        {call.format(size=size)}
+    }}
+    sum += (double)(ticks() - t0) / ({count}.0 * {size});
+""" for size, count in records.items())
     return f"""
 static const {kind} *k{i};
 static void *ctx{i};
@@ -64,23 +77,24 @@ static int ready_c{i}(void) {{
 }}
 static double run_c{i}(void) {{
     const {kind} *k = k{i}; void *ctx = ctx{i};
-    uint64_t t0 = ticks();
-    for (int m = 0; m < MESSAGES; m++) {{
-            {body}
-    }}
-    return (double)(ticks() - t0) / ((double)MESSAGES * SIZE);
+    double sum = 0;
+    uint64_t t0;
+{timed}    return sum / {len(records)};
 }}
 """
 
 
-def driver_c(mode: str, kernels: Sequence[str], key_bits: Sequence[int] | None = None) -> str:
+def driver_c(mode: str, kernels: Sequence[str], key_bits: Sequence[int] | None = None,
+             records: dict[int, int] | None = None) -> str:
     """The C program: candidate i is kernels[i] of the set in t<i>/, keyed with a
-    key_bits[i]-bit key (default AES-128); prints two JSON lines, the median ticks per
-    byte of each over REPEATS samples, interleaved, and the fastest sample of each."""
+    key_bits[i]-bit key (default AES-128), GCM on ``records`` (size -> records a sample;
+    default 16 KiB); prints two JSON lines, the median ticks per byte of each over
+    REPEATS samples, interleaved, and the fastest sample of each."""
     n = len(kernels)
     includes = "".join(f'#include "t{i}/aesgen.h"\n' for i in range(n))
     bits = list(key_bits) if key_bits is not None else [128] * n
-    parts = "".join(_candidate_c(i, mode, k, b) for i, (k, b) in enumerate(zip(kernels, bits)))
+    parts = "".join(_candidate_c(i, mode, k, b, records)
+                    for i, (k, b) in enumerate(zip(kernels, bits)))
     table = ", ".join(f"{{ready_c{i}, run_c{i}}}" for i in range(n))
     return f"""/* aesgen tune --cost measured: {n} candidates, interleaved. Generated; not for editing. */
 #include <stdint.h>
@@ -90,7 +104,6 @@ def driver_c(mode: str, kernels: Sequence[str], key_bits: Sequence[int] | None =
 #include <x86intrin.h>
 {includes}
 #define SIZE {SIZE[mode]}
-#define MESSAGES {MESSAGES[mode]}
 #define REPEATS {REPEATS}
 static uint8_t in[SIZE] __attribute__((aligned(64))), out[SIZE] __attribute__((aligned(64)));
 static uint8_t key[32] = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
@@ -147,13 +160,15 @@ def build(choice: Choice, preset: Preset, values: Sequence[Value], workdir: Path
         sets.append((files, spec.name, 128))
     if not names:
         return None, names, skipped
-    return link(sets, choice.mode, workdir, f"the candidates of {choice.name}"), names, skipped
+    return link(sets, choice.mode, workdir, f"the candidates of {choice.name}",
+                GCM_RECORDS), names, skipped
 
 
 def link(sets: Sequence[tuple[dict[str, str], str, int]], mode: str, workdir: Path,
-         what: str) -> Path:
+         what: str, records: dict[int, int] | None = None) -> Path:
     """The timing program of ``sets`` in workdir; set i: its files, rendered with the
-    symbol prefix aesgen_t<i>_, the name of its kernel to time and the key size."""
+    symbol prefix aesgen_t<i>_, the name of its kernel to time and the key size; GCM on
+    ``records`` (driver_c)."""
     objects = []
     for i, (files, _, _) in enumerate(sets):
         folder = workdir / f"t{i}"
@@ -163,7 +178,7 @@ def link(sets: Sequence[tuple[dict[str, str], str, int]], mode: str, workdir: Pa
             if name.endswith((".S", ".c")):
                 objects.append(str(folder / name))
     (workdir / "driver.c").write_text(driver_c(mode, [k for _, k, _ in sets],
-                                                    [b for _, _, b in sets]))
+                                                    [b for _, _, b in sets], records))
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         raise MeasureError("measuring kernels needs a C compiler (gcc or cc)")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .search import DIGITS, Outcome
+from .search import Outcome, digits
 from .space import Value
 
 MARK = "# aesgen tune ("
@@ -43,8 +43,8 @@ def edits_for(outcomes: Sequence[Outcome], label: str) -> list[Edit]:
     for o in outcomes:
         if not o.decided:
             continue
-        digits = DIGITS if o.unit == "cycles/block" else 3
-        figures = ", ".join(f"{c.value} {c.cost:.{digits}f}" for c in o.ranked())
+        places = digits(o.unit)
+        figures = ", ".join(f"{c.value} {c.cost:.{places}f}" for c in o.ranked())
         out.append(Edit(o.choice.table, o.choice.key, o.after,
                         f"aesgen tune ({label}): {figures} {o.unit}"))
     return out

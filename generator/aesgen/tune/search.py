@@ -26,7 +26,13 @@ from ..uarch import UarchModel
 from .space import KEY, Choice, Value
 
 DEFAULT_CACHE = Path("out/tune/cache.json")
-DIGITS = 2             # costs are compared, shown and recorded at this precision
+DIGITS = 2             # llvm-mca's cycles a block are compared, shown and recorded at this
+MEASURED_DIGITS = 3    # precision, measured ticks a byte (0.09 or so for GCM) at this one
+
+
+def digits(unit: str) -> int:
+    """Decimals a cost in ``unit`` is compared, shown and recorded at."""
+    return DIGITS if unit == "cycles/block" else MEASURED_DIGITS
 
 
 @dataclass
@@ -56,7 +62,8 @@ class Outcome:
         """Candidates with a cost, cheapest first; on equal figures the preset's value first,
         then the order of the choice's values."""
         costed = [c for c in self.candidates if c.cost is not None]
-        return sorted(costed, key=lambda c: (round(c.cost, DIGITS), c.value != self.before,
+        d = digits(self.unit)
+        return sorted(costed, key=lambda c: (round(c.cost, d), c.value != self.before,
                                              self.candidates.index(c)))
 
     def runner_up(self) -> Candidate | None:
@@ -70,16 +77,17 @@ class Outcome:
 MARGIN = 0.02
 
 
-def pick(costs: Sequence[tuple[Value, float | None]], current: Value) -> Value:
-    """The value with the lowest cost (at DIGITS decimals) when it beats ``current`` by
-    MARGIN; ties, smaller wins and a current value without a cost keep ``current``; among
-    other ties the first listed wins."""
+def pick(costs: Sequence[tuple[Value, float | None]], current: Value,
+         places: int = DIGITS) -> Value:
+    """The value with the lowest cost (at ``places`` decimals) when it beats ``current`` by
+    MARGIN (unrounded: 0.059 against 0.060 may be 1.7%); ties, smaller wins and a current
+    value without a cost keep ``current``; among other ties the first listed wins."""
     known = {v: c for v, c in costs if c is not None}
     if current not in known:
         return current
     order = [v for v, _ in costs]
-    best = min(known, key=lambda v: (round(known[v], DIGITS), v != current, order.index(v)))
-    if round(known[best], DIGITS) > round(known[current] * (1 - MARGIN), DIGITS):
+    best = min(known, key=lambda v: (round(known[v], places), v != current, order.index(v)))
+    if known[best] > known[current] * (1 - MARGIN):     # the margin on the figures themselves
         return current
     return best
 
@@ -213,9 +221,9 @@ def search(preset: Preset, choices: Sequence[Choice], mca_cpu: str, mca_version:
                          + (f"{c.cost:.{DIGITS}f} cycles/block" if c.cost is not None
                             else "no cost" if c.kernel else c.note)
                          + (" (cached)" if c.cached else ""))
-        after = pick([(c.value, c.cost) for c in cands], before)
-        outcomes.append(Outcome(choice, before, after, cands,
-                                "ticks/B" if processes else "cycles/block"))
+        unit = "ticks/B" if processes else "cycles/block"
+        after = pick([(c.value, c.cost) for c in cands], before, digits(unit))
+        outcomes.append(Outcome(choice, before, after, cands, unit))
         preset = choice.applied(preset, after)
     return outcomes, preset
 
@@ -237,7 +245,7 @@ def render(outcome: Outcome) -> list[str]:
             marks.append("runner-up")
         if c.value == outcome.before:
             marks.append("current")
-        cost = f"{c.cost:.{DIGITS if outcome.unit == 'cycles/block' else 3}f}" \
+        cost = f"{c.cost:.{digits(outcome.unit)}f}" \
             if c.cost is not None else "n/a"
         lines.append(f"  {'*' if 'chosen' in marks else ' '} {str(c.value):<10}{cost:>13}"
                      + (f"   {', '.join(marks)}" if marks else "")
