@@ -434,14 +434,16 @@ def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
         return tuple(int.from_bytes(raw[ctx.off + off[f]:ctx.off + off[f] + 8], "little")
                      for f in ("FILL_START", "FILL_COUNT"))
 
-    first = 8 * info["width"] // 128         # one batch: 8 registers of blocks
+    first = info["interleave"] * info["width"] // 128   # one batch: its registers of blocks
     got, want = record(1)
     assert got == want
     # a 12-byte nonce starts the data at in15 = 2; a nonce prefix seen for the first time
     # fills one batch (admission on second sight, kernels/face_fill.py)
     assert run() == (2, first), run()
     got, want = record(2)
-    assert got == want and run() == (2, 64), "the second record keeps the entries, fills on"
+    # the whole batches of its 64 blocks (the masked tail after them runs every round)
+    batches = 64 // first * first
+    assert got == want and run() == (2, batches), "the second record keeps the entries, fills on"
     # corrupt the entry of in15 = 40 (block 38 of the next record): the record reads it
     entry = ctx.off + off["FACE_TABLE"] + 16 * 40
     raw = bytearray(ctx.raw.raw[entry:entry + 16])
@@ -450,7 +452,7 @@ def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
     got, want = record(3)
     bad = [i for i in range(0, 1024, 16) if got[i:i + 16] != want[i:i + 16]]
     assert bad == [16 * 38], f"blocks that differ: {bad}"
-    assert run() == (2, 64), "the third record only reads the table"
+    assert run() == (2, batches), "the third record only reads the table"
     got, want = record(256)          # byte 10 of the nonce changes: the table is refilled
     assert got == want and run() == (2, first), run()
     assert ctx.guards_intact()
@@ -471,8 +473,8 @@ def test_gcm_face_zero_prefix_is_a_new_tag(aead, request) -> None:
         return tuple(int.from_bytes(raw[ctx.off + off[f]:ctx.off + off[f] + 8], "little")
                      for f in ("FILL_START", "FILL_COUNT"))
 
-    first = 8 * info["width"] // 128
-    for seq, want in ((1, (2, first)), (2, (2, 64))):
+    first = info["interleave"] * info["width"] // 128
+    for seq, want in ((1, (2, first)), (2, (2, 64 // first * first))):
         nonce = bytes(11) + bytes([seq])
         r, _, _ = seal(aead, ctx, nonce, b"", bytes(1024))
         assert r == 0 and run() == want, (seq, run())
