@@ -26,7 +26,7 @@ INTERLEAVES = (4, 6, 8)
 MULTIPLIES = ("schoolbook", "karatsuba")
 ROUND_KEYS = ("resident", "loaded")       # EVEX ladder methods: keys in registers or not
 DOUBLINGS = ("mulb", "affine")            # GFNI: how MixColumns doubles
-ZMM_BATCHES = tuple(range(1, 9)) + (12, 16)   # of the 1..16 load_preset accepts for [gcm] zmm_batch
+ZMM_BATCHES = tuple(range(1, 9)) + (12, 16)  # of the 1..16 [gcm] zmm_batch load_preset takes
 # [gcm] key -> the Preset field it loads into
 GCM_FIELDS = {"multiply": "gcm_multiply", "zmm_batch": "gcm_zmm_batch"}
 

@@ -124,7 +124,7 @@ class GcmKernel:
         self.batch = spec.interleave if self.lanes == 4 else BATCH
         self.powers = self.batch * self.lanes     # one reduction per batch of registers
         # on zmm a one-shot message ends in one reduction over its last batch, its tail and
-        # the length block (_end_group): up to twice a batch of blocks and one more
+        # the length block (_tail_registers, _end_alone): up to twice a batch and one more
         self.table_powers = 2 * self.powers + 1 if self.lanes == 4 else self.powers
         self.face_rounds = FACE_ROUNDS[spec.face]
         self.counter = spec.counter_policy          # inc32 (the mode admits no other)
