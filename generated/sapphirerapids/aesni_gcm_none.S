@@ -946,12 +946,12 @@ aesgen_aesni_gcm_none_seal:
 	cmpq	$64, %rdi
 	ja	.Laesgen_aesni_gcm_none_seal_record
 	movq	48(%rsp), %rdx
-	movq	%rdi, %r8
+	movq	%rax, %r8
 	shlq	$3, %r8
-	movq	%rax, %r10
+	movq	%rdi, %r10
 	shlq	$3, %r10
-	vmovq	%r8, %xmm0
-	vmovq	%r10, %xmm1
+	vmovq	%r10, %xmm0
+	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
 	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2
@@ -2486,12 +2486,12 @@ aesgen_aesni_gcm_none_open:
 	cmpq	$64, %r10
 	ja	.Laesgen_aesni_gcm_none_open_record
 	movq	48(%rsp), %rdx
-	movq	%r10, %r8
+	movq	%rdi, %r8
 	shlq	$3, %r8
-	movq	%rdi, %r11
+	movq	%r10, %r11
 	shlq	$3, %r11
-	vmovq	%r8, %xmm0
-	vmovq	%r11, %xmm1
+	vmovq	%r11, %xmm0
+	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
 	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2

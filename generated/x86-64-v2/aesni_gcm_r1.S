@@ -1030,12 +1030,12 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$64, %rdi
 	ja	.Laesgen_aesni_gcm_r1_seal_record
 	movq	48(%rsp), %rdx
-	movq	%rdi, %r8
+	movq	%rax, %r8
 	shlq	$3, %r8
-	movq	%rax, %r10
+	movq	%rdi, %r10
 	shlq	$3, %r10
-	movq	%r8, %xmm0
-	movq	%r10, %xmm1
+	movq	%r10, %xmm0
+	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
@@ -2836,12 +2836,12 @@ aesgen_aesni_gcm_r1_open:
 	cmpq	$64, %r10
 	ja	.Laesgen_aesni_gcm_r1_open_record
 	movq	48(%rsp), %rdx
-	movq	%r10, %r8
+	movq	%rdi, %r8
 	shlq	$3, %r8
-	movq	%rdi, %r11
+	movq	%r10, %r11
 	shlq	$3, %r11
-	movq	%r8, %xmm0
-	movq	%r11, %xmm1
+	movq	%r11, %xmm0
+	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1

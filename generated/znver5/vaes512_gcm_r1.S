@@ -2746,12 +2746,12 @@ aesgen_vaes512_gcm_r1_seal:
 	cmpq	$64, %rax
 	ja	.Laesgen_vaes512_gcm_r1_seal_record
 	movq	40(%rsp), %rdx
-	movq	%rax, %rdi
+	movq	%r8, %rdi
 	shlq	$3, %rdi
-	movq	%r8, %r10
+	movq	%rax, %r10
 	shlq	$3, %r10
-	vmovq	%rdi, %xmm0
-	vmovq	%r10, %xmm1
+	vmovq	%r10, %xmm0
+	vmovq	%rdi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4107,12 +4107,12 @@ aesgen_vaes512_gcm_r1_open:
 	cmpq	$64, %rdi
 	ja	.Laesgen_vaes512_gcm_r1_open_record
 	movq	40(%rsp), %rdx
-	movq	%rdi, %r10
+	movq	%r8, %r10
 	shlq	$3, %r10
-	movq	%r8, %r11
+	movq	%rdi, %r11
 	shlq	$3, %r11
-	vmovq	%r10, %xmm0
-	vmovq	%r11, %xmm1
+	vmovq	%r11, %xmm0
+	vmovq	%r10, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1

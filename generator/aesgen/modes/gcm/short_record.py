@@ -106,16 +106,7 @@ def short_record(g, nonce: Reg, aad: Reg, aad_len: Reg, inp: Reg, length: Reg, o
     with b.region("short-record"):
         # L H: [len(A)]64 || [len(C)]64 in hash order, times H^1
         with b.phase("ghash_multiply"):
-            bits_c, bits_a = b.gp(), b.gp()
-            a.mov(bits_c, length)
-            a.shl(bits_c, Imm(3))
-            a.mov(bits_a, aad_len)
-            a.shl(bits_a, Imm(3))
-            lens, t = b.xmm(), b.xmm()
-            v.from_gp64(lens, bits_c)
-            v.from_gp64(t, bits_a)
-            v.unpack_low_qwords(lens, lens, t)
-            acc = g.mul_power(lens, 1, None)
+            acc = g.mul_power(g.length_block(aad_len, length), 1, None)
             # pw: the address of H^(n+2), n = ceil(len / 16); C_j takes H^(n+2-j) at pw + 16 j
             pw = b.gp()
             a.lea(pw, Mem(64, base=length, disp=15))

@@ -757,14 +757,15 @@ class Body:
                       disp=k.layout.offset("H_POWERS") + 16 * k.table_powers))
         return pw
 
-    def length_block(self, final: Reg | None = None) -> Reg:
-        """[len(A)]64 || [len(C)]64 in hash order (SP 800-38D 7.1 step 5), from AAD_LEN and
-        MSG_LEN; all zero when ``final`` holds 0."""
+    def length_block(self, aad_len: Reg | None = None, msg_len: Reg | None = None,
+                     final: Reg | None = None) -> Reg:
+        """[len(A)]64 || [len(C)]64 in hash order (SP 800-38D 7.1 step 5), from the byte
+        counts given, else from AAD_LEN and MSG_LEN; all zero when ``final`` holds 0."""
         a, b, v = self.a, self.b, self.v
         aad_bits, msg_bits = b.gp(), b.gp()
-        a.mov(aad_bits, self.f("AAD_LEN", width=64))
+        a.mov(aad_bits, aad_len if aad_len is not None else self.f("AAD_LEN", width=64))
         a.shl(aad_bits, Imm(3))
-        a.mov(msg_bits, self.f("MSG_LEN", width=64))
+        a.mov(msg_bits, msg_len if msg_len is not None else self.f("MSG_LEN", width=64))
         a.shl(msg_bits, Imm(3))
         if final is not None:
             zero = b.gp()
@@ -790,17 +791,27 @@ class Body:
                        + (apart if field == "H_KARATSUBA" else 0))
         return self.products(x, out, k.batch, -16 * k.powers, 512, power_of)
 
+    def _length_products(self, final: Reg) -> Products:
+        """The length block times H~^1, unreduced, in xmm (zero above: a wide view is the
+        product in lane 0); zero unless ``final``."""
+        with self.b.phase("ghash_multiply"):
+            return self.mul_power(self.length_block(final=final), 1, None)
+
+    def _add_products(self, acc: Products, part: Products) -> None:
+        """acc += part, where part may be narrower (its upper lanes are zero)."""
+        with self.b.phase("ghash_multiply"):
+            for dst, src in zip((acc.lo, acc.hi, acc.mi), (part.lo, part.hi, part.mi)):
+                self.v.xor(dst, dst, src.view(dst.width))
+
     def _end_alone(self, x: Reg, out: Reg, final: Reg) -> None:
         """The encrypt loop's last batch when no tail follows: X = its hash, one reduction;
         when ``final``, by H~^(n+1) .. H~^2 with the length block by H~^1 in the same sum."""
         b, v, h = self.b, self.v, self.hash
         with b.phase("ghash_multiply"):
             pw = self._group_powers(None, final)
-            lp = self.mul_power(self.length_block(final), 1, None)
+        lp = self._length_products(final)
         acc = self._drain_products(x, out, pw)
-        with b.phase("ghash_multiply"):
-            for dst, src in zip((acc.lo, acc.hi, acc.mi), (lp.lo, lp.hi, lp.mi)):
-                v.xor(dst, dst, src.view(dst.width))
+        self._add_products(acc, lp)
         with b.phase("reduction"):
             v.copy(x, h.reduce(acc))
 
@@ -873,16 +884,14 @@ class Body:
                 self.k.counter.vector_add(v, c, c, t)
             with b.phase("ghash_multiply"):
                 pw = self._group_powers(length, final)
-                lp = self.mul_power(self.length_block(final), 1, None)
+            lp = self._length_products(final)
             if drained:
                 with b.capture() as rounds:
                     self.aes(blocks, bits)
                 with b.capture() as hashing:
                     acc = self._drain_products(x, out, pw)
                 b.emit_stitched(rounds, hashing)
-                with b.phase("ghash_multiply"):
-                    for dst, src in zip((acc.lo, acc.hi, acc.mi), (lp.lo, lp.hi, lp.mi)):
-                        v.xor(dst, dst, src.view(width))
+                self._add_products(acc, lp)
             else:
                 self.aes(blocks, bits)
                 # the length block's products, zero above lane 0, start the sum
