@@ -2615,68 +2615,76 @@ aesgen_vaes512_gcm_r2_seal:
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$1, 1264(%rbx), %xmm1, %xmm5
-	vpclmulqdq	$16, 1264(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm7
-	vpclmulqdq	$1, 1280(%rbx), %xmm2, %xmm8
-	vpclmulqdq	$16, 1280(%rbx), %xmm2, %xmm2
-	vpxorq	%xmm6, %xmm3, %xmm3
-	vpxorq	%xmm7, %xmm4, %xmm4
-	vmovdqa64	%xmm5, %xmm5
-	vpternlogd	$150, %xmm8, %xmm1, %xmm5
+	vmovdqu64	1264(%rbx), %xmm3
+	vmovdqu64	1280(%rbx), %xmm4
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm5
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$1, %xmm3, %xmm1, %xmm7
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm3
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm8
+	vpclmulqdq	$1, %xmm4, %xmm2, %xmm9
+	vpclmulqdq	$16, %xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm5, %xmm3
+	vpxorq	%xmm8, %xmm6, %xmm4
+	vmovdqa64	%xmm7, %xmm5
+	vpternlogd	$150, %xmm9, %xmm1, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
 	vmovdqu64	64(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	80(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1232(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$17, 1232(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$1, 1232(%rbx), %xmm1, %xmm8
-	vpclmulqdq	$16, 1232(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1248(%rbx), %xmm2, %xmm9
-	vpclmulqdq	$17, 1248(%rbx), %xmm2, %xmm10
-	vpclmulqdq	$1, 1248(%rbx), %xmm2, %xmm11
-	vpclmulqdq	$16, 1248(%rbx), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1232(%rbx), %xmm6
+	vmovdqu64	1248(%rbx), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	32(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	48(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1200(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$17, 1200(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$1, 1200(%rbx), %xmm1, %xmm8
-	vpclmulqdq	$16, 1200(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm9
-	vpclmulqdq	$17, 1216(%rbx), %xmm2, %xmm10
-	vpclmulqdq	$1, 1216(%rbx), %xmm2, %xmm11
-	vpclmulqdq	$16, 1216(%rbx), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1200(%rbx), %xmm6
+	vmovdqu64	1216(%rbx), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm0
-	vpclmulqdq	$0, 1168(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 1168(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$1, 1168(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$16, 1168(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm9
-	vpclmulqdq	$1, 1184(%rbx), %xmm0, %xmm10
-	vpclmulqdq	$16, 1184(%rbx), %xmm0, %xmm0
-	vpternlogd	$150, %xmm8, %xmm2, %xmm3
-	vpternlogd	$150, %xmm9, %xmm6, %xmm4
-	vpternlogd	$150, %xmm1, %xmm7, %xmm5
-	vpternlogd	$150, %xmm0, %xmm10, %xmm5
+	vmovdqu64	1168(%rbx), %xmm2
+	vmovdqu64	1184(%rbx), %xmm6
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm7
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm8
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm9
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm10
+	vpclmulqdq	$1, %xmm6, %xmm0, %xmm11
+	vpclmulqdq	$16, %xmm6, %xmm0, %xmm0
+	vpternlogd	$150, %xmm2, %xmm7, %xmm3
+	vpternlogd	$150, %xmm10, %xmm8, %xmm4
+	vpternlogd	$150, %xmm1, %xmm9, %xmm5
+	vpternlogd	$150, %xmm0, %xmm11, %xmm5
 	vpslldq	$8, %xmm5, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpsrldq	$8, %xmm5, %xmm0
@@ -3038,68 +3046,76 @@ aesgen_vaes512_gcm_r2_seal:
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rcx), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$1, 1264(%rbx), %xmm1, %xmm5
-	vpclmulqdq	$16, 1264(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm7
-	vpclmulqdq	$1, 1280(%rbx), %xmm2, %xmm8
-	vpclmulqdq	$16, 1280(%rbx), %xmm2, %xmm2
-	vpxorq	%xmm6, %xmm3, %xmm3
-	vpxorq	%xmm7, %xmm4, %xmm4
-	vmovdqa64	%xmm5, %xmm5
-	vpternlogd	$150, %xmm8, %xmm1, %xmm5
+	vmovdqu64	1264(%rbx), %xmm3
+	vmovdqu64	1280(%rbx), %xmm4
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm5
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$1, %xmm3, %xmm1, %xmm7
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm3
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm8
+	vpclmulqdq	$1, %xmm4, %xmm2, %xmm9
+	vpclmulqdq	$16, %xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm5, %xmm3
+	vpxorq	%xmm8, %xmm6, %xmm4
+	vmovdqa64	%xmm7, %xmm5
+	vpternlogd	$150, %xmm9, %xmm1, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
 	vmovdqu64	64(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	80(%rcx), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1232(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$17, 1232(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$1, 1232(%rbx), %xmm1, %xmm8
-	vpclmulqdq	$16, 1232(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1248(%rbx), %xmm2, %xmm9
-	vpclmulqdq	$17, 1248(%rbx), %xmm2, %xmm10
-	vpclmulqdq	$1, 1248(%rbx), %xmm2, %xmm11
-	vpclmulqdq	$16, 1248(%rbx), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1232(%rbx), %xmm6
+	vmovdqu64	1248(%rbx), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	32(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	48(%rcx), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1200(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$17, 1200(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$1, 1200(%rbx), %xmm1, %xmm8
-	vpclmulqdq	$16, 1200(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm9
-	vpclmulqdq	$17, 1216(%rbx), %xmm2, %xmm10
-	vpclmulqdq	$1, 1216(%rbx), %xmm2, %xmm11
-	vpclmulqdq	$16, 1216(%rbx), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1200(%rbx), %xmm6
+	vmovdqu64	1216(%rbx), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vmovdqu64	16(%rcx), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm0
-	vpclmulqdq	$0, 1168(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 1168(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$1, 1168(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$16, 1168(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm9
-	vpclmulqdq	$1, 1184(%rbx), %xmm0, %xmm10
-	vpclmulqdq	$16, 1184(%rbx), %xmm0, %xmm0
-	vpternlogd	$150, %xmm8, %xmm2, %xmm3
-	vpternlogd	$150, %xmm9, %xmm6, %xmm4
-	vpternlogd	$150, %xmm1, %xmm7, %xmm5
-	vpternlogd	$150, %xmm0, %xmm10, %xmm5
+	vmovdqu64	1168(%rbx), %xmm2
+	vmovdqu64	1184(%rbx), %xmm6
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm7
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm8
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm9
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm10
+	vpclmulqdq	$1, %xmm6, %xmm0, %xmm11
+	vpclmulqdq	$16, %xmm6, %xmm0, %xmm0
+	vpternlogd	$150, %xmm2, %xmm7, %xmm3
+	vpternlogd	$150, %xmm10, %xmm8, %xmm4
+	vpternlogd	$150, %xmm1, %xmm9, %xmm5
+	vpternlogd	$150, %xmm0, %xmm11, %xmm5
 	vpslldq	$8, %xmm5, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpsrldq	$8, %xmm5, %xmm0
@@ -4016,68 +4032,76 @@ aesgen_vaes512_gcm_r2_open:
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$1, 1264(%rbx), %xmm1, %xmm5
-	vpclmulqdq	$16, 1264(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm7
-	vpclmulqdq	$1, 1280(%rbx), %xmm2, %xmm8
-	vpclmulqdq	$16, 1280(%rbx), %xmm2, %xmm2
-	vpxorq	%xmm6, %xmm3, %xmm3
-	vpxorq	%xmm7, %xmm4, %xmm4
-	vmovdqa64	%xmm5, %xmm5
-	vpternlogd	$150, %xmm8, %xmm1, %xmm5
+	vmovdqu64	1264(%rbx), %xmm3
+	vmovdqu64	1280(%rbx), %xmm4
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm5
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$1, %xmm3, %xmm1, %xmm7
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm3
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm8
+	vpclmulqdq	$1, %xmm4, %xmm2, %xmm9
+	vpclmulqdq	$16, %xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm5, %xmm3
+	vpxorq	%xmm8, %xmm6, %xmm4
+	vmovdqa64	%xmm7, %xmm5
+	vpternlogd	$150, %xmm9, %xmm1, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
 	vmovdqu64	64(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	80(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1232(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$17, 1232(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$1, 1232(%rbx), %xmm1, %xmm8
-	vpclmulqdq	$16, 1232(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1248(%rbx), %xmm2, %xmm9
-	vpclmulqdq	$17, 1248(%rbx), %xmm2, %xmm10
-	vpclmulqdq	$1, 1248(%rbx), %xmm2, %xmm11
-	vpclmulqdq	$16, 1248(%rbx), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1232(%rbx), %xmm6
+	vmovdqu64	1248(%rbx), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	32(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	48(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1200(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$17, 1200(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$1, 1200(%rbx), %xmm1, %xmm8
-	vpclmulqdq	$16, 1200(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm9
-	vpclmulqdq	$17, 1216(%rbx), %xmm2, %xmm10
-	vpclmulqdq	$1, 1216(%rbx), %xmm2, %xmm11
-	vpclmulqdq	$16, 1216(%rbx), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1200(%rbx), %xmm6
+	vmovdqu64	1216(%rbx), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm0
-	vpclmulqdq	$0, 1168(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 1168(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$1, 1168(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$16, 1168(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm9
-	vpclmulqdq	$1, 1184(%rbx), %xmm0, %xmm10
-	vpclmulqdq	$16, 1184(%rbx), %xmm0, %xmm0
-	vpternlogd	$150, %xmm8, %xmm2, %xmm3
-	vpternlogd	$150, %xmm9, %xmm6, %xmm4
-	vpternlogd	$150, %xmm1, %xmm7, %xmm5
-	vpternlogd	$150, %xmm0, %xmm10, %xmm5
+	vmovdqu64	1168(%rbx), %xmm2
+	vmovdqu64	1184(%rbx), %xmm6
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm7
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm8
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm9
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm10
+	vpclmulqdq	$1, %xmm6, %xmm0, %xmm11
+	vpclmulqdq	$16, %xmm6, %xmm0, %xmm0
+	vpternlogd	$150, %xmm2, %xmm7, %xmm3
+	vpternlogd	$150, %xmm10, %xmm8, %xmm4
+	vpternlogd	$150, %xmm1, %xmm9, %xmm5
+	vpternlogd	$150, %xmm0, %xmm11, %xmm5
 	vpslldq	$8, %xmm5, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpsrldq	$8, %xmm5, %xmm0
@@ -4439,68 +4463,76 @@ aesgen_vaes512_gcm_r2_open:
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rcx), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$1, 1264(%rbx), %xmm1, %xmm5
-	vpclmulqdq	$16, 1264(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm7
-	vpclmulqdq	$1, 1280(%rbx), %xmm2, %xmm8
-	vpclmulqdq	$16, 1280(%rbx), %xmm2, %xmm2
-	vpxorq	%xmm6, %xmm3, %xmm3
-	vpxorq	%xmm7, %xmm4, %xmm4
-	vmovdqa64	%xmm5, %xmm5
-	vpternlogd	$150, %xmm8, %xmm1, %xmm5
+	vmovdqu64	1264(%rbx), %xmm3
+	vmovdqu64	1280(%rbx), %xmm4
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm5
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$1, %xmm3, %xmm1, %xmm7
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm3
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm8
+	vpclmulqdq	$1, %xmm4, %xmm2, %xmm9
+	vpclmulqdq	$16, %xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm5, %xmm3
+	vpxorq	%xmm8, %xmm6, %xmm4
+	vmovdqa64	%xmm7, %xmm5
+	vpternlogd	$150, %xmm9, %xmm1, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
 	vmovdqu64	64(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	80(%rcx), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1232(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$17, 1232(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$1, 1232(%rbx), %xmm1, %xmm8
-	vpclmulqdq	$16, 1232(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1248(%rbx), %xmm2, %xmm9
-	vpclmulqdq	$17, 1248(%rbx), %xmm2, %xmm10
-	vpclmulqdq	$1, 1248(%rbx), %xmm2, %xmm11
-	vpclmulqdq	$16, 1248(%rbx), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1232(%rbx), %xmm6
+	vmovdqu64	1248(%rbx), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	32(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	48(%rcx), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1200(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$17, 1200(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$1, 1200(%rbx), %xmm1, %xmm8
-	vpclmulqdq	$16, 1200(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm9
-	vpclmulqdq	$17, 1216(%rbx), %xmm2, %xmm10
-	vpclmulqdq	$1, 1216(%rbx), %xmm2, %xmm11
-	vpclmulqdq	$16, 1216(%rbx), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1200(%rbx), %xmm6
+	vmovdqu64	1216(%rbx), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vmovdqu64	16(%rcx), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm0
-	vpclmulqdq	$0, 1168(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 1168(%rbx), %xmm1, %xmm6
-	vpclmulqdq	$1, 1168(%rbx), %xmm1, %xmm7
-	vpclmulqdq	$16, 1168(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm9
-	vpclmulqdq	$1, 1184(%rbx), %xmm0, %xmm10
-	vpclmulqdq	$16, 1184(%rbx), %xmm0, %xmm0
-	vpternlogd	$150, %xmm8, %xmm2, %xmm3
-	vpternlogd	$150, %xmm9, %xmm6, %xmm4
-	vpternlogd	$150, %xmm1, %xmm7, %xmm5
-	vpternlogd	$150, %xmm0, %xmm10, %xmm5
+	vmovdqu64	1168(%rbx), %xmm2
+	vmovdqu64	1184(%rbx), %xmm6
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm7
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm8
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm9
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm10
+	vpclmulqdq	$1, %xmm6, %xmm0, %xmm11
+	vpclmulqdq	$16, %xmm6, %xmm0, %xmm0
+	vpternlogd	$150, %xmm2, %xmm7, %xmm3
+	vpternlogd	$150, %xmm10, %xmm8, %xmm4
+	vpternlogd	$150, %xmm1, %xmm9, %xmm5
+	vpternlogd	$150, %xmm0, %xmm11, %xmm5
 	vpslldq	$8, %xmm5, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpsrldq	$8, %xmm5, %xmm0
@@ -4826,68 +4858,76 @@ aesgen_vaes512_gcm_r2_start:
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1264(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$17, 1264(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$1, 1264(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$16, 1264(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm8
-	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
-	vpxorq	%xmm6, %xmm3, %xmm3
-	vpxorq	%xmm7, %xmm4, %xmm4
-	vmovdqa64	%xmm5, %xmm5
-	vpternlogd	$150, %xmm8, %xmm1, %xmm5
+	vmovdqu64	1264(%rdi), %xmm3
+	vmovdqu64	1280(%rdi), %xmm4
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm5
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$1, %xmm3, %xmm1, %xmm7
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm3
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm8
+	vpclmulqdq	$1, %xmm4, %xmm2, %xmm9
+	vpclmulqdq	$16, %xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm5, %xmm3
+	vpxorq	%xmm8, %xmm6, %xmm4
+	vmovdqa64	%xmm7, %xmm5
+	vpternlogd	$150, %xmm9, %xmm1, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
 	vmovdqu64	64(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	80(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1232(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$17, 1232(%rdi), %xmm1, %xmm7
-	vpclmulqdq	$1, 1232(%rdi), %xmm1, %xmm8
-	vpclmulqdq	$16, 1232(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1248(%rdi), %xmm2, %xmm9
-	vpclmulqdq	$17, 1248(%rdi), %xmm2, %xmm10
-	vpclmulqdq	$1, 1248(%rdi), %xmm2, %xmm11
-	vpclmulqdq	$16, 1248(%rdi), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1232(%rdi), %xmm6
+	vmovdqu64	1248(%rdi), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	32(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	48(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1200(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$17, 1200(%rdi), %xmm1, %xmm7
-	vpclmulqdq	$1, 1200(%rdi), %xmm1, %xmm8
-	vpclmulqdq	$16, 1200(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rdi), %xmm2, %xmm9
-	vpclmulqdq	$17, 1216(%rdi), %xmm2, %xmm10
-	vpclmulqdq	$1, 1216(%rdi), %xmm2, %xmm11
-	vpclmulqdq	$16, 1216(%rdi), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1200(%rdi), %xmm6
+	vmovdqu64	1216(%rdi), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm0
-	vpclmulqdq	$0, 1168(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 1168(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$1, 1168(%rdi), %xmm1, %xmm7
-	vpclmulqdq	$16, 1168(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1184(%rdi), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rdi), %xmm0, %xmm9
-	vpclmulqdq	$1, 1184(%rdi), %xmm0, %xmm10
-	vpclmulqdq	$16, 1184(%rdi), %xmm0, %xmm0
-	vpternlogd	$150, %xmm8, %xmm2, %xmm3
-	vpternlogd	$150, %xmm9, %xmm6, %xmm4
-	vpternlogd	$150, %xmm1, %xmm7, %xmm5
-	vpternlogd	$150, %xmm0, %xmm10, %xmm5
+	vmovdqu64	1168(%rdi), %xmm2
+	vmovdqu64	1184(%rdi), %xmm6
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm7
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm8
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm9
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm10
+	vpclmulqdq	$1, %xmm6, %xmm0, %xmm11
+	vpclmulqdq	$16, %xmm6, %xmm0, %xmm0
+	vpternlogd	$150, %xmm2, %xmm7, %xmm3
+	vpternlogd	$150, %xmm10, %xmm8, %xmm4
+	vpternlogd	$150, %xmm1, %xmm9, %xmm5
+	vpternlogd	$150, %xmm0, %xmm11, %xmm5
 	vpslldq	$8, %xmm5, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpsrldq	$8, %xmm5, %xmm0
@@ -5290,68 +5330,76 @@ aesgen_vaes512_gcm_r2_aad:
 	vpshufb	.Laesgen_vaes512_gcm_r2_aad_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_aad_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1264(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$17, 1264(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$1, 1264(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$16, 1264(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm8
-	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
-	vpxorq	%xmm6, %xmm3, %xmm3
-	vpxorq	%xmm7, %xmm4, %xmm4
-	vmovdqa64	%xmm5, %xmm5
-	vpternlogd	$150, %xmm8, %xmm1, %xmm5
+	vmovdqu64	1264(%rdi), %xmm3
+	vmovdqu64	1280(%rdi), %xmm4
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm5
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$1, %xmm3, %xmm1, %xmm7
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm3
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm8
+	vpclmulqdq	$1, %xmm4, %xmm2, %xmm9
+	vpclmulqdq	$16, %xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm5, %xmm3
+	vpxorq	%xmm8, %xmm6, %xmm4
+	vmovdqa64	%xmm7, %xmm5
+	vpternlogd	$150, %xmm9, %xmm1, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
 	vmovdqu64	64(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_aad_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	80(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_aad_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1232(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$17, 1232(%rdi), %xmm1, %xmm7
-	vpclmulqdq	$1, 1232(%rdi), %xmm1, %xmm8
-	vpclmulqdq	$16, 1232(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1248(%rdi), %xmm2, %xmm9
-	vpclmulqdq	$17, 1248(%rdi), %xmm2, %xmm10
-	vpclmulqdq	$1, 1248(%rdi), %xmm2, %xmm11
-	vpclmulqdq	$16, 1248(%rdi), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1232(%rdi), %xmm6
+	vmovdqu64	1248(%rdi), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	32(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_aad_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	48(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_aad_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 1200(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$17, 1200(%rdi), %xmm1, %xmm7
-	vpclmulqdq	$1, 1200(%rdi), %xmm1, %xmm8
-	vpclmulqdq	$16, 1200(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1216(%rdi), %xmm2, %xmm9
-	vpclmulqdq	$17, 1216(%rdi), %xmm2, %xmm10
-	vpclmulqdq	$1, 1216(%rdi), %xmm2, %xmm11
-	vpclmulqdq	$16, 1216(%rdi), %xmm2, %xmm2
-	vpternlogd	$150, %xmm9, %xmm6, %xmm3
-	vpternlogd	$150, %xmm10, %xmm7, %xmm4
-	vpternlogd	$150, %xmm1, %xmm8, %xmm5
-	vpternlogd	$150, %xmm2, %xmm11, %xmm5
+	vmovdqu64	1200(%rdi), %xmm6
+	vmovdqu64	1216(%rdi), %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm10
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm7, %xmm2, %xmm6
+	vpclmulqdq	$17, %xmm7, %xmm2, %xmm11
+	vpclmulqdq	$1, %xmm7, %xmm2, %xmm12
+	vpclmulqdq	$16, %xmm7, %xmm2, %xmm2
+	vpternlogd	$150, %xmm6, %xmm8, %xmm3
+	vpternlogd	$150, %xmm11, %xmm9, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm5
+	vpternlogd	$150, %xmm2, %xmm12, %xmm5
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_r2_aad_bswap128(%rip), %xmm0, %xmm0
-	vpclmulqdq	$0, 1168(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 1168(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$1, 1168(%rdi), %xmm1, %xmm7
-	vpclmulqdq	$16, 1168(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1184(%rdi), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rdi), %xmm0, %xmm9
-	vpclmulqdq	$1, 1184(%rdi), %xmm0, %xmm10
-	vpclmulqdq	$16, 1184(%rdi), %xmm0, %xmm0
-	vpternlogd	$150, %xmm8, %xmm2, %xmm3
-	vpternlogd	$150, %xmm9, %xmm6, %xmm4
-	vpternlogd	$150, %xmm1, %xmm7, %xmm5
-	vpternlogd	$150, %xmm0, %xmm10, %xmm5
+	vmovdqu64	1168(%rdi), %xmm2
+	vmovdqu64	1184(%rdi), %xmm6
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm7
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm8
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm9
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm10
+	vpclmulqdq	$1, %xmm6, %xmm0, %xmm11
+	vpclmulqdq	$16, %xmm6, %xmm0, %xmm0
+	vpternlogd	$150, %xmm2, %xmm7, %xmm3
+	vpternlogd	$150, %xmm10, %xmm8, %xmm4
+	vpternlogd	$150, %xmm1, %xmm9, %xmm5
+	vpternlogd	$150, %xmm0, %xmm11, %xmm5
 	vpslldq	$8, %xmm5, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpsrldq	$8, %xmm5, %xmm0
@@ -5929,6 +5977,15 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vbroadcasti32x4	112(%rdi), %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm5
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vbroadcasti32x4	192(%rdi), %zmm8
+	vbroadcasti32x4	208(%rdi), %zmm9
+	vbroadcasti32x4	224(%rdi), %zmm10
 .Laesgen_vaes512_gcm_r2_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
@@ -5943,147 +6000,131 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r9
-	vmovdqu64	1792(%rdi,%r9,1), %zmm2
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	1856(%rdi,%r9,1), %zmm3
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vmovdqu64	1920(%rdi,%r9,1), %zmm4
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vmovdqu64	1984(%rdi,%r9,1), %zmm5
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	2048(%rdi,%r9,1), %zmm6
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vmovdqu64	2112(%rdi,%r9,1), %zmm7
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	2176(%rdi,%r9,1), %zmm8
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	2240(%rdi,%r9,1), %zmm9
-	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vmovdqu64	1728(%rdi), %zmm11
+	vpxorq	1792(%rdi,%r9,1), %zmm11, %zmm12
+	vpxorq	1856(%rdi,%r9,1), %zmm11, %zmm13
+	vpxorq	1920(%rdi,%r9,1), %zmm11, %zmm14
+	vpxorq	1984(%rdi,%r9,1), %zmm11, %zmm15
+	vpxorq	2048(%rdi,%r9,1), %zmm11, %zmm16
+	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
+	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
+	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	208(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -6109,181 +6150,172 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	208(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -6304,211 +6336,202 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, 1680(%rdi)
 	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done:
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256:
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	208(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_256:
-	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm11, %xmm11
+	vmovdqa64	(%rdi), %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vmovdqa64	16(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	32(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	%xmm11, 1728(%rdi)
+	vmovdqa64	%xmm11, 1744(%rdi)
+	vmovdqa64	%xmm11, 1760(%rdi)
+	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1656(%rdi)
@@ -6528,233 +6551,225 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
-	vmovdqu64	-128(%rcx), %zmm7
-	vmovdqu64	1792(%rdi,%r9,1), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	1856(%rdi,%r9,1), %zmm3
-	vmovdqu64	-64(%rcx), %zmm10
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vmovdqu64	1920(%rdi,%r9,1), %zmm4
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$0, 1168(%rdi), %zmm7, %zmm11
-	vmovdqu64	1984(%rdi,%r9,1), %zmm5
-	vpclmulqdq	$17, 1168(%rdi), %zmm7, %zmm12
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	2048(%rdi,%r9,1), %zmm6
-	vpclmulqdq	$1, 1168(%rdi), %zmm7, %zmm13
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpclmulqdq	$16, 1168(%rdi), %zmm7, %zmm14
-	vmovdqu64	2112(%rdi,%r9,1), %zmm7
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpclmulqdq	$0, 1232(%rdi), %zmm10, %zmm15
-	vmovdqu64	2176(%rdi,%r9,1), %zmm8
-	vpclmulqdq	$17, 1232(%rdi), %zmm10, %zmm16
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	2240(%rdi,%r9,1), %zmm9
-	vpclmulqdq	$1, 1232(%rdi), %zmm10, %zmm17
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpclmulqdq	$16, 1232(%rdi), %zmm10, %zmm18
+	vmovdqu64	-128(%rcx), %zmm19
+	vmovdqu64	1728(%rdi), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	1792(%rdi,%r9,1), %zmm11, %zmm12
+	vmovdqu64	-64(%rcx), %zmm20
+	vpxorq	1856(%rdi,%r9,1), %zmm11, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	1920(%rdi,%r9,1), %zmm11, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpxorq	1984(%rdi,%r9,1), %zmm11, %zmm15
+	vpxorq	2048(%rdi,%r9,1), %zmm11, %zmm16
+	vmovdqu64	1232(%rdi), %zmm22
+	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpxorq	%zmm15, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqa64	%zmm13, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm14, %zmm13
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm18, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	-256(%rcx), %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 1040(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 1040(%rdi), %zmm14, %zmm14
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm16, %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm20, %zmm17, %zmm12
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm14, %zmm18, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm15, %zmm21, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	-384(%rcx), %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 912(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 912(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm20, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm14, %zmm18, %zmm13
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm21, %zmm13
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vmovdqu64	-512(%rcx), %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm16
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 784(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, 784(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm10, %zmm11
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm14, %zmm17, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm15, %zmm20, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpslldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm11, %ymm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm11, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpshufd	$78, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm11, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm12, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm11, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm26, %zmm23, %zmm22
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm27, %zmm24, %zmm23
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqa64	%zmm25, %zmm24
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	-192(%rcx), %zmm21
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	1104(%rdi), %zmm26
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpternlogd	$150, %zmm19, %zmm31, %zmm24
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vmovdqu64	-384(%rcx), %zmm19
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vmovdqu64	-320(%rcx), %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm21
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -6780,267 +6795,266 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vmovdqu64	-128(%rcx), %zmm10
+	vmovdqu64	-128(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	-64(%rcx), %zmm11
+	vmovdqu64	-64(%rcx), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$0, 1168(%rdi), %zmm10, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 1168(%rdi), %zmm10, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$1, 1168(%rdi), %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$16, 1168(%rdi), %zmm10, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqa64	%zmm14, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-256(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm10
-	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm16
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm17
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm18
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm19
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm20
-	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vmovdqu64	-384(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-512(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm13, %xmm10
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm26, %zmm23, %zmm22
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm27, %zmm24, %zmm23
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqa64	%zmm25, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	-256(%rcx), %zmm20
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	-192(%rcx), %zmm21
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	1104(%rdi), %zmm19
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm26
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm27
+	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm28
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm19, %zmm21, %zmm25
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm19, %zmm21, %zmm29
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm21, %zmm30
+	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
+	vpclmulqdq	$16, %zmm19, %zmm21, %zmm19
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm26, %zmm22
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
+	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
+	vmovdqu64	-384(%rcx), %zmm20
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	-320(%rcx), %zmm21
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -7061,280 +7075,279 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, 1680(%rdi)
 	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_2:
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256:
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vmovdqu64	-128(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	-64(%rcx), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$0, 1168(%rdi), %zmm10, %zmm12
+	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 1168(%rdi), %zmm10, %zmm13
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$1, 1168(%rdi), %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$16, 1168(%rdi), %zmm10, %zmm15
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqa64	%zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-256(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	-384(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-512(%rcx), %zmm11
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm26, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm27, %zmm24, %zmm23
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vmovdqa64	%zmm25, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	-192(%rcx), %zmm21
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	-384(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	-320(%rcx), %zmm21
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm19
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm19, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -7349,259 +7362,258 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%r10, %rax
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_256:
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vmovdqu64	-128(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	-64(%rcx), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$0, 1168(%rdi), %zmm10, %zmm12
+	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 1168(%rdi), %zmm10, %zmm13
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$1, 1168(%rdi), %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$16, 1168(%rdi), %zmm10, %zmm15
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqa64	%zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-256(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	-384(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-512(%rcx), %zmm11
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm26, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm27, %zmm24, %zmm23
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vmovdqa64	%zmm25, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	-192(%rcx), %zmm21
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	-384(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	-320(%rcx), %zmm21
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm19
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm19, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -7614,18 +7626,18 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_256:
-	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm11, %xmm11
+	vmovdqa64	(%rdi), %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vmovdqa64	16(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	32(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	%xmm11, 1728(%rdi)
+	vmovdqa64	%xmm11, 1744(%rdi)
+	vmovdqa64	%xmm11, 1760(%rdi)
+	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1656(%rdi)
@@ -7633,8 +7645,491 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_drain_alone256
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1d_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vmovdqu64	-128(%rax), %zmm9
+	vmovdqu64	-64(%rax), %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$1, %zmm9, %zmm7, %zmm13
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vpclmulqdq	$16, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm9
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm14
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$1, %zmm10, %zmm8, %zmm15
+	vpclmulqdq	$16, %zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vpxorq	%zmm9, %zmm11, %zmm9
+	vpxorq	%zmm14, %zmm12, %zmm10
+	vmovdqa64	%zmm13, %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpternlogd	$150, %zmm15, %zmm7, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm12
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vmovdqu64	-192(%rax), %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm7, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm7, %zmm15
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$1, %zmm12, %zmm7, %zmm16
+	vpclmulqdq	$16, %zmm12, %zmm7, %zmm7
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm18
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vpternlogd	$150, %zmm12, %zmm14, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vpternlogd	$150, %zmm17, %zmm15, %zmm10
+	vpternlogd	$150, %zmm7, %zmm16, %zmm11
+	vpternlogd	$150, %zmm8, %zmm18, %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-384(%rax), %zmm12
+	vmovdqu64	-320(%rax), %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm7, %zmm14
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vpclmulqdq	$17, %zmm12, %zmm7, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm7, %zmm16
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm17
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpternlogd	$150, %zmm12, %zmm14, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm10
+	vpternlogd	$150, %zmm7, %zmm16, %zmm11
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vpternlogd	$150, %zmm8, %zmm18, %zmm11
+	vmovdqu64	-512(%rcx), %zmm7
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm2
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vmovdqu64	-512(%rax), %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-448(%rax), %zmm12
+	vpclmulqdq	$0, %zmm8, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm8, %zmm7, %zmm14
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpclmulqdq	$1, %zmm8, %zmm7, %zmm15
+	vpclmulqdq	$16, %zmm8, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm12, %zmm2, %zmm8
+	vpclmulqdq	$17, %zmm12, %zmm2, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm2, %zmm17
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpclmulqdq	$16, %zmm12, %zmm2, %zmm2
+	vpternlogd	$150, %zmm8, %zmm13, %zmm9
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm16, %zmm14, %zmm10
+	vpternlogd	$150, %zmm7, %zmm15, %zmm11
+	vpternlogd	$150, %zmm2, %zmm17, %zmm11
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr10_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$1, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$16, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr10_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr10_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr1256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr1256:
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vextracti64x4	$1, %zmm9, %ymm0
+	vpxorq	%ymm0, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm9, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceddr1256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1d_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2d_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm7
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-128(%rcx), %zmm8
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-64(%rcx), %zmm9
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vmovdqu64	-128(%rax), %zmm10
+	vmovdqu64	-64(%rax), %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm12
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$1, %zmm10, %zmm8, %zmm14
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vpclmulqdq	$16, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm10
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm15
+	vpclmulqdq	$1, %zmm11, %zmm9, %zmm16
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, %zmm11, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm15, %zmm13, %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqa64	%zmm14, %zmm12
+	vpternlogd	$150, %zmm16, %zmm8, %zmm12
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vmovdqu64	-256(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-256(%rax), %zmm13
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vmovdqu64	-192(%rax), %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm15
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm16
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm17
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vpclmulqdq	$0, %zmm14, %zmm9, %zmm13
+	vpclmulqdq	$17, %zmm14, %zmm9, %zmm18
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$1, %zmm14, %zmm9, %zmm19
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, %zmm14, %zmm9, %zmm9
+	vpternlogd	$150, %zmm13, %zmm15, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vpternlogd	$150, %zmm8, %zmm17, %zmm12
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpternlogd	$150, %zmm9, %zmm19, %zmm12
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-384(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vmovdqu64	-320(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-384(%rax), %zmm13
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-320(%rax), %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm15
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm16
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm17
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm14, %zmm9, %zmm13
+	vpclmulqdq	$17, %zmm14, %zmm9, %zmm18
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vpclmulqdq	$1, %zmm14, %zmm9, %zmm19
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm14, %zmm9, %zmm9
+	vpternlogd	$150, %zmm13, %zmm15, %zmm10
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vpternlogd	$150, %zmm8, %zmm17, %zmm12
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vpternlogd	$150, %zmm9, %zmm19, %zmm12
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-448(%rcx), %zmm2
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-512(%rax), %zmm9
+	vmovdqu64	-448(%rax), %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm9, %zmm8, %zmm15
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpclmulqdq	$1, %zmm9, %zmm8, %zmm16
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm9, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm13, %zmm2, %zmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm13, %zmm2, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm2, %zmm18
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpclmulqdq	$16, %zmm13, %zmm2, %zmm2
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm9, %zmm14, %zmm10
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm8, %zmm16, %zmm12
+	vpternlogd	$150, %zmm2, %zmm18, %zmm12
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vpxorq	%zmm7, %zmm12, %zmm12
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr20_256
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr21_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr21_256
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr21_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr20_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr20_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr20_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2256:
+	vpslldq	$8, %zmm12, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vpsrldq	$8, %zmm12, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vmovdqa64	%xmm10, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceddr2256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2d_256:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_bigd256
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4d_256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7683,31 +8178,33 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm2, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vbroadcasti32x4	16(%rdi), %zmm2
-	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm12
+	vmovdqu64	-128(%rax), %zmm12
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm13
+	vmovdqu64	-64(%rax), %zmm13
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$1, -128(%rax), %zmm10, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm15
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$16, -128(%rax), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm16
 	vbroadcasti32x4	32(%rdi), %zmm2
-	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm16
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm12
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$1, -64(%rax), %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm17
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, -64(%rax), %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm18
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
 	vbroadcasti32x4	48(%rdi), %zmm2
-	vpxorq	%zmm16, %zmm13, %zmm13
+	vpxorq	%zmm12, %zmm14, %zmm12
 	vaesenc	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm17, %zmm15, %zmm13
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vmovdqa64	%zmm14, %zmm14
+	vmovdqa64	%zmm16, %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm10, %zmm14
+	vpternlogd	$150, %zmm18, %zmm10, %zmm14
 	vaesenc	%zmm2, %zmm6, %zmm6
 	vpxorq	%zmm11, %zmm14, %zmm14
 	vbroadcasti32x4	64(%rdi), %zmm2
@@ -7719,31 +8216,33 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, -256(%rax), %zmm10, %zmm15
+	vmovdqu64	-256(%rax), %zmm15
 	vbroadcasti32x4	80(%rdi), %zmm2
+	vmovdqu64	-192(%rax), %zmm16
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$17, -256(%rax), %zmm10, %zmm16
+	vpclmulqdq	$0, %zmm15, %zmm10, %zmm17
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$1, -256(%rax), %zmm10, %zmm17
+	vpclmulqdq	$17, %zmm15, %zmm10, %zmm18
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, -256(%rax), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm15, %zmm10, %zmm19
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, -192(%rax), %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm15, %zmm10, %zmm10
 	vbroadcasti32x4	96(%rdi), %zmm2
-	vpclmulqdq	$17, -192(%rax), %zmm11, %zmm19
+	vpclmulqdq	$0, %zmm16, %zmm11, %zmm15
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$1, -192(%rax), %zmm11, %zmm20
+	vpclmulqdq	$17, %zmm16, %zmm11, %zmm20
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$16, -192(%rax), %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm16, %zmm11, %zmm21
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
+	vpternlogd	$150, %zmm15, %zmm17, %zmm12
 	vbroadcasti32x4	112(%rdi), %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
+	vpternlogd	$150, %zmm20, %zmm18, %zmm13
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpternlogd	$150, %zmm10, %zmm17, %zmm14
+	vpternlogd	$150, %zmm10, %zmm19, %zmm14
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vpternlogd	$150, %zmm11, %zmm21, %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vmovdqu64	-384(%rcx), %zmm10
 	vaesenc	%zmm2, %zmm6, %zmm6
@@ -7751,74 +8250,78 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vbroadcasti32x4	128(%rdi), %zmm2
 	vmovdqu64	-320(%rcx), %zmm11
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-384(%rax), %zmm15
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, -384(%rax), %zmm10, %zmm15
+	vmovdqu64	-320(%rax), %zmm16
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$17, -384(%rax), %zmm10, %zmm16
+	vpclmulqdq	$0, %zmm15, %zmm10, %zmm17
 	vbroadcasti32x4	144(%rdi), %zmm2
-	vpclmulqdq	$1, -384(%rax), %zmm10, %zmm17
+	vpclmulqdq	$17, %zmm15, %zmm10, %zmm18
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$16, -384(%rax), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm15, %zmm10, %zmm19
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$0, -320(%rax), %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm15, %zmm10, %zmm10
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$17, -320(%rax), %zmm11, %zmm19
+	vpclmulqdq	$0, %zmm16, %zmm11, %zmm15
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$1, -320(%rax), %zmm11, %zmm20
+	vpclmulqdq	$17, %zmm16, %zmm11, %zmm20
 	vbroadcasti32x4	160(%rdi), %zmm2
+	vpclmulqdq	$1, %zmm16, %zmm11, %zmm21
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$16, -320(%rax), %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
+	vpternlogd	$150, %zmm15, %zmm17, %zmm12
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
+	vpternlogd	$150, %zmm20, %zmm18, %zmm13
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpternlogd	$150, %zmm10, %zmm17, %zmm14
+	vpternlogd	$150, %zmm10, %zmm19, %zmm14
 	vbroadcasti32x4	176(%rdi), %zmm2
-	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vpternlogd	$150, %zmm11, %zmm21, %zmm14
 	vaesenc	%zmm2, %zmm3, %zmm3
 	vmovdqu64	-512(%rcx), %zmm10
 	vaesenc	%zmm2, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
 	vpxorq	%zmm0, %zmm10, %zmm10
-	vbroadcasti32x4	192(%rdi), %zmm0
+	vaesenc	%zmm2, %zmm6, %zmm6
 	vmovdqu64	-448(%rcx), %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, -512(%rax), %zmm10, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, -512(%rax), %zmm10, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$1, -512(%rax), %zmm10, %zmm16
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$16, -512(%rax), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-512(%rax), %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, -448(%rax), %zmm2, %zmm17
+	vmovdqu64	-448(%rax), %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, -448(%rax), %zmm2, %zmm18
+	vpclmulqdq	$0, %zmm11, %zmm10, %zmm16
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$1, -448(%rax), %zmm2, %zmm19
+	vpclmulqdq	$17, %zmm11, %zmm10, %zmm17
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpclmulqdq	$1, %zmm11, %zmm10, %zmm18
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm11, %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm15, %zmm2, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm15, %zmm2, %zmm19
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, %zmm15, %zmm2, %zmm20
 	vbroadcasti32x4	224(%rdi), %zmm0
-	vpclmulqdq	$16, -448(%rax), %zmm2, %zmm2
+	vpclmulqdq	$16, %zmm15, %zmm2, %zmm2
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm17, %zmm11, %zmm12
+	vpternlogd	$150, %zmm11, %zmm16, %zmm12
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm15, %zmm13
+	vpternlogd	$150, %zmm19, %zmm17, %zmm13
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm10, %zmm16, %zmm14
+	vpternlogd	$150, %zmm10, %zmm18, %zmm14
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm2, %zmm19, %zmm14
+	vpternlogd	$150, %zmm2, %zmm20, %zmm14
 	vpxorq	%zmm7, %zmm12, %zmm12
 	vpxorq	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm9, %zmm14, %zmm14
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_256
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr40_256
 	vmovdqu64	(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -7832,7 +8335,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_256
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr41_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -7846,7 +8349,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_256
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr42_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -7859,9 +8362,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm0, %zmm14, %zmm14
 	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds3_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr43_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7878,7 +8381,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr43_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm12, %zmm12
@@ -7888,20 +8391,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$16, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr43_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr43_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_256
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr43_256
 	vmovdqu64	%zmm6, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_256:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr43_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr40_256:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7918,7 +8421,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr40_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm4
 	vpxorq	%zmm4, %zmm12, %zmm12
@@ -7928,22 +8431,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$16, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr40_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr40_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_256
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr40_256
 	vmovdqu64	%zmm3, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_256:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr40_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr41_256:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7960,7 +8463,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr41_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm12, %zmm12
@@ -7970,22 +8473,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr41_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr41_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_256
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr41_256
 	vmovdqu64	%zmm4, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_256:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr41_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr42_256:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -8002,7 +8505,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr42_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm12, %zmm12
@@ -8012,20 +8515,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$16, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr42_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr42_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_256
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr42_256
 	vmovdqu64	%zmm5, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_256:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr42_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4256:
 	vpslldq	$8, %zmm14, %zmm0
 	vpxorq	%zmm0, %zmm12, %zmm12
 	vpsrldq	$8, %zmm14, %zmm0
@@ -8046,9 +8549,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm0, %xmm12, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedds256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceddr4256:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_bigd256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4d_256:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -8097,53 +8600,55 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm2, %xmm13, %xmm13
 	vbroadcasti32x4	(%rdi), %zmm2
 	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm2, %zmm4, %zmm4
 	vmovdqu64	-128(%rcx), %zmm14
+	vpxorq	%zmm2, %zmm4, %zmm4
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm2, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm2, %zmm6, %zmm6
 	vpxorq	%zmm2, %zmm7, %zmm7
-	vpxorq	%zmm2, %zmm8, %zmm8
 	vmovdqu64	-64(%rcx), %zmm15
+	vpxorq	%zmm2, %zmm8, %zmm8
 	vpxorq	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm2, %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm2, %zmm10, %zmm10
 	vbroadcasti32x4	16(%rdi), %zmm2
+	vmovdqu64	-128(%rax), %zmm16
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$0, -128(%rax), %zmm14, %zmm16
+	vmovdqu64	-64(%rax), %zmm17
 	vaesenc	%zmm2, %zmm4, %zmm4
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$17, -128(%rax), %zmm14, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm18
 	vaesenc	%zmm2, %zmm6, %zmm6
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpclmulqdq	$1, -128(%rax), %zmm14, %zmm18
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm19
 	vaesenc	%zmm2, %zmm8, %zmm8
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpclmulqdq	$16, -128(%rax), %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm16, %zmm14, %zmm20
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vbroadcasti32x4	32(%rdi), %zmm2
-	vpclmulqdq	$0, -64(%rax), %zmm15, %zmm19
+	vpclmulqdq	$16, %zmm16, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm3, %zmm3
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$17, -64(%rax), %zmm15, %zmm20
+	vpclmulqdq	$0, %zmm17, %zmm15, %zmm16
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm17, %zmm15, %zmm21
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$1, -64(%rax), %zmm15, %zmm21
 	vaesenc	%zmm2, %zmm7, %zmm7
+	vpclmulqdq	$1, %zmm17, %zmm15, %zmm22
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$16, -64(%rax), %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm9, %zmm9
+	vpclmulqdq	$16, %zmm17, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpxorq	%zmm19, %zmm16, %zmm16
 	vbroadcasti32x4	48(%rdi), %zmm2
+	vpxorq	%zmm16, %zmm18, %zmm16
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm20, %zmm17, %zmm17
 	vaesenc	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm21, %zmm19, %zmm17
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vmovdqa64	%zmm18, %zmm18
 	vaesenc	%zmm2, %zmm6, %zmm6
+	vmovdqa64	%zmm20, %zmm18
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpternlogd	$150, %zmm21, %zmm14, %zmm18
+	vpternlogd	$150, %zmm22, %zmm14, %zmm18
 	vaesenc	%zmm2, %zmm8, %zmm8
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vpxorq	%zmm15, %zmm18, %zmm18
@@ -8157,45 +8662,47 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm6, %zmm6
 	vmovdqu64	-192(%rcx), %zmm15
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vaesenc	%zmm2, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm8, %zmm8
 	vaesenc	%zmm2, %zmm9, %zmm9
+	vmovdqu64	-256(%rax), %zmm19
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, -256(%rax), %zmm14, %zmm19
 	vbroadcasti32x4	80(%rdi), %zmm2
+	vmovdqu64	-192(%rax), %zmm20
 	vaesenc	%zmm2, %zmm3, %zmm3
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$17, -256(%rax), %zmm14, %zmm20
+	vpclmulqdq	$0, %zmm19, %zmm14, %zmm21
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$1, -256(%rax), %zmm14, %zmm21
+	vpclmulqdq	$17, %zmm19, %zmm14, %zmm22
 	vaesenc	%zmm2, %zmm7, %zmm7
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$16, -256(%rax), %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm19, %zmm14, %zmm23
 	vaesenc	%zmm2, %zmm9, %zmm9
+	vpclmulqdq	$16, %zmm19, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, -192(%rax), %zmm15, %zmm22
 	vbroadcasti32x4	96(%rdi), %zmm2
+	vpclmulqdq	$0, %zmm20, %zmm15, %zmm19
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$17, -192(%rax), %zmm15, %zmm23
 	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm20, %zmm15, %zmm24
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$1, -192(%rax), %zmm15, %zmm24
 	vaesenc	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$1, %zmm20, %zmm15, %zmm25
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpclmulqdq	$16, -192(%rax), %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$16, %zmm20, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpternlogd	$150, %zmm22, %zmm19, %zmm16
 	vaesenc	%zmm2, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm21, %zmm16
 	vbroadcasti32x4	112(%rdi), %zmm2
-	vpternlogd	$150, %zmm23, %zmm20, %zmm17
+	vpternlogd	$150, %zmm24, %zmm22, %zmm17
 	vaesenc	%zmm2, %zmm3, %zmm3
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpternlogd	$150, %zmm14, %zmm21, %zmm18
+	vpternlogd	$150, %zmm14, %zmm23, %zmm18
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm24, %zmm18
+	vpternlogd	$150, %zmm15, %zmm25, %zmm18
 	vaesenc	%zmm2, %zmm7, %zmm7
 	vaesenc	%zmm2, %zmm8, %zmm8
 	vmovdqu64	-384(%rcx), %zmm14
@@ -8203,99 +8710,103 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	128(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
 	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm2, %zmm4, %zmm4
-	vaesenc	%zmm2, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
-	vpclmulqdq	$0, -384(%rax), %zmm14, %zmm19
-	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
-	vpclmulqdq	$17, -384(%rax), %zmm14, %zmm20
-	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm2
-	vpclmulqdq	$1, -384(%rax), %zmm14, %zmm21
 	vaesenc	%zmm2, %zmm3, %zmm3
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$16, -384(%rax), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, -320(%rax), %zmm15, %zmm22
+	vmovdqu64	-384(%rax), %zmm19
 	vaesenc	%zmm2, %zmm7, %zmm7
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$17, -320(%rax), %zmm15, %zmm23
+	vmovdqu64	-320(%rax), %zmm20
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$1, -320(%rax), %zmm15, %zmm24
+	vpclmulqdq	$0, %zmm19, %zmm14, %zmm21
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm19, %zmm14, %zmm22
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$1, %zmm19, %zmm14, %zmm23
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$16, %zmm19, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm20, %zmm15, %zmm19
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm20, %zmm15, %zmm24
 	vbroadcasti32x4	160(%rdi), %zmm2
 	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$1, %zmm20, %zmm15, %zmm25
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$16, -320(%rax), %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$16, %zmm20, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpternlogd	$150, %zmm22, %zmm19, %zmm16
+	vpternlogd	$150, %zmm19, %zmm21, %zmm16
 	vaesenc	%zmm2, %zmm7, %zmm7
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vpternlogd	$150, %zmm23, %zmm20, %zmm17
+	vpternlogd	$150, %zmm24, %zmm22, %zmm17
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpternlogd	$150, %zmm14, %zmm21, %zmm18
+	vpternlogd	$150, %zmm14, %zmm23, %zmm18
 	vbroadcasti32x4	176(%rdi), %zmm2
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpternlogd	$150, %zmm15, %zmm24, %zmm18
+	vpternlogd	$150, %zmm15, %zmm25, %zmm18
 	vaesenc	%zmm2, %zmm4, %zmm4
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vmovdqu64	-512(%rcx), %zmm14
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm7, %zmm7
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
 	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vbroadcasti32x4	192(%rdi), %zmm0
 	vmovdqu64	-448(%rcx), %zmm2
+	vbroadcasti32x4	192(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-512(%rax), %zmm15
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, -512(%rax), %zmm14, %zmm15
 	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-448(%rax), %zmm19
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$17, -512(%rax), %zmm14, %zmm19
+	vpclmulqdq	$0, %zmm15, %zmm14, %zmm20
 	vaesenc	%zmm0, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$1, -512(%rax), %zmm14, %zmm20
+	vpclmulqdq	$17, %zmm15, %zmm14, %zmm21
 	vbroadcasti32x4	208(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, -512(%rax), %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm15, %zmm14, %zmm22
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, -448(%rax), %zmm2, %zmm21
+	vpclmulqdq	$16, %zmm15, %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, -448(%rax), %zmm2, %zmm22
+	vpclmulqdq	$0, %zmm19, %zmm2, %zmm15
 	vaesenc	%zmm0, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$1, -448(%rax), %zmm2, %zmm23
+	vpclmulqdq	$17, %zmm19, %zmm2, %zmm23
 	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm19, %zmm2, %zmm24
 	vbroadcasti32x4	224(%rdi), %zmm0
-	vpclmulqdq	$16, -448(%rax), %zmm2, %zmm2
 	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm19, %zmm2, %zmm2
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm21, %zmm15, %zmm16
 	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm15, %zmm20, %zmm16
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm22, %zmm19, %zmm17
 	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm23, %zmm21, %zmm17
 	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm14, %zmm20, %zmm18
 	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm22, %zmm18
 	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm2, %zmm23, %zmm18
+	vpternlogd	$150, %zmm2, %zmm24, %zmm18
 	vpxorq	%zmm11, %zmm16, %zmm16
 	vpxorq	%zmm12, %zmm17, %zmm17
 	vpxorq	%zmm13, %zmm18, %zmm18
@@ -8780,68 +9291,76 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vmovdqu64	-64(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpclmulqdq	$0, -128(%rax), %zmm2, %zmm7
-	vpclmulqdq	$17, -128(%rax), %zmm2, %zmm8
-	vpclmulqdq	$1, -128(%rax), %zmm2, %zmm9
-	vpclmulqdq	$16, -128(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm11
-	vpclmulqdq	$1, -64(%rax), %zmm6, %zmm12
-	vpclmulqdq	$16, -64(%rax), %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm11, %zmm8, %zmm8
-	vmovdqa64	%zmm9, %zmm9
-	vpternlogd	$150, %zmm12, %zmm2, %zmm9
+	vmovdqu64	-128(%rax), %zmm7
+	vmovdqu64	-64(%rax), %zmm8
+	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
+	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
+	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
+	vpclmulqdq	$16, %zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm7
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm12
+	vpclmulqdq	$1, %zmm8, %zmm6, %zmm13
+	vpclmulqdq	$16, %zmm8, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm9, %zmm7
+	vpxorq	%zmm12, %zmm10, %zmm8
+	vmovdqa64	%zmm11, %zmm9
+	vpternlogd	$150, %zmm13, %zmm2, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vmovdqu64	-256(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vmovdqu64	-192(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpclmulqdq	$0, -256(%rax), %zmm2, %zmm10
-	vpclmulqdq	$17, -256(%rax), %zmm2, %zmm11
-	vpclmulqdq	$1, -256(%rax), %zmm2, %zmm12
-	vpclmulqdq	$16, -256(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -192(%rax), %zmm6, %zmm13
-	vpclmulqdq	$17, -192(%rax), %zmm6, %zmm14
-	vpclmulqdq	$1, -192(%rax), %zmm6, %zmm15
-	vpclmulqdq	$16, -192(%rax), %zmm6, %zmm6
-	vpternlogd	$150, %zmm13, %zmm10, %zmm7
-	vpternlogd	$150, %zmm14, %zmm11, %zmm8
-	vpternlogd	$150, %zmm2, %zmm12, %zmm9
-	vpternlogd	$150, %zmm6, %zmm15, %zmm9
+	vmovdqu64	-256(%rax), %zmm10
+	vmovdqu64	-192(%rax), %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm2, %zmm12
+	vpclmulqdq	$17, %zmm10, %zmm2, %zmm13
+	vpclmulqdq	$1, %zmm10, %zmm2, %zmm14
+	vpclmulqdq	$16, %zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm11, %zmm6, %zmm10
+	vpclmulqdq	$17, %zmm11, %zmm6, %zmm15
+	vpclmulqdq	$1, %zmm11, %zmm6, %zmm16
+	vpclmulqdq	$16, %zmm11, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm12, %zmm7
+	vpternlogd	$150, %zmm15, %zmm13, %zmm8
+	vpternlogd	$150, %zmm2, %zmm14, %zmm9
+	vpternlogd	$150, %zmm6, %zmm16, %zmm9
 	vmovdqu64	-384(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vmovdqu64	-320(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpclmulqdq	$0, -384(%rax), %zmm2, %zmm10
-	vpclmulqdq	$17, -384(%rax), %zmm2, %zmm11
-	vpclmulqdq	$1, -384(%rax), %zmm2, %zmm12
-	vpclmulqdq	$16, -384(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -320(%rax), %zmm6, %zmm13
-	vpclmulqdq	$17, -320(%rax), %zmm6, %zmm14
-	vpclmulqdq	$1, -320(%rax), %zmm6, %zmm15
-	vpclmulqdq	$16, -320(%rax), %zmm6, %zmm6
-	vpternlogd	$150, %zmm13, %zmm10, %zmm7
-	vpternlogd	$150, %zmm14, %zmm11, %zmm8
-	vpternlogd	$150, %zmm2, %zmm12, %zmm9
-	vpternlogd	$150, %zmm6, %zmm15, %zmm9
+	vmovdqu64	-384(%rax), %zmm10
+	vmovdqu64	-320(%rax), %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm2, %zmm12
+	vpclmulqdq	$17, %zmm10, %zmm2, %zmm13
+	vpclmulqdq	$1, %zmm10, %zmm2, %zmm14
+	vpclmulqdq	$16, %zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm11, %zmm6, %zmm10
+	vpclmulqdq	$17, %zmm11, %zmm6, %zmm15
+	vpclmulqdq	$1, %zmm11, %zmm6, %zmm16
+	vpclmulqdq	$16, %zmm11, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm12, %zmm7
+	vpternlogd	$150, %zmm15, %zmm13, %zmm8
+	vpternlogd	$150, %zmm2, %zmm14, %zmm9
+	vpternlogd	$150, %zmm6, %zmm16, %zmm9
 	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vmovdqu64	-448(%rcx), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$0, -512(%rax), %zmm2, %zmm6
-	vpclmulqdq	$17, -512(%rax), %zmm2, %zmm10
-	vpclmulqdq	$1, -512(%rax), %zmm2, %zmm11
-	vpclmulqdq	$16, -512(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -448(%rax), %zmm0, %zmm12
-	vpclmulqdq	$17, -448(%rax), %zmm0, %zmm13
-	vpclmulqdq	$1, -448(%rax), %zmm0, %zmm14
-	vpclmulqdq	$16, -448(%rax), %zmm0, %zmm0
-	vpternlogd	$150, %zmm12, %zmm6, %zmm7
-	vpternlogd	$150, %zmm13, %zmm10, %zmm8
-	vpternlogd	$150, %zmm2, %zmm11, %zmm9
-	vpternlogd	$150, %zmm0, %zmm14, %zmm9
+	vmovdqu64	-512(%rax), %zmm6
+	vmovdqu64	-448(%rax), %zmm10
+	vpclmulqdq	$0, %zmm6, %zmm2, %zmm11
+	vpclmulqdq	$17, %zmm6, %zmm2, %zmm12
+	vpclmulqdq	$1, %zmm6, %zmm2, %zmm13
+	vpclmulqdq	$16, %zmm6, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm10, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm10, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm10, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm10, %zmm0, %zmm0
+	vpternlogd	$150, %zmm6, %zmm11, %zmm7
+	vpternlogd	$150, %zmm14, %zmm12, %zmm8
+	vpternlogd	$150, %zmm2, %zmm13, %zmm9
+	vpternlogd	$150, %zmm0, %zmm15, %zmm9
 	vpxorq	%zmm3, %zmm7, %zmm7
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpxorq	%zmm5, %zmm9, %zmm9
@@ -8869,8 +9388,348 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_empty256
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	208(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	224(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm2
+	vmovdqu8	%zmm2, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm2{%k1}{z}
+	vmovdqu8	%zmm2, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr10_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$1, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$16, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer10_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer10_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer1256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr1256
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer1256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer1256:
+	vpslldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr1256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm7
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	208(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	224(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr20_256
+	vmovdqu64	(%rsi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr21_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$1, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer21_256
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer21_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm2
+	vmovdqu8	%zmm2, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm2{%k1}{z}
+	vmovdqu8	%zmm2, %zmm4{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr20_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer20_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer20_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr2256
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2256:
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr2256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2_256:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big256
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4_256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -8985,7 +9844,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm2, %zmm5, %zmm5
 	vaesenclast	%zmm2, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts0_256
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr40_256
 	vmovdqu64	(%rsi), %zmm2
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -9000,7 +9859,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts1_256
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr41_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -9014,7 +9873,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts2_256
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr42_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -9027,9 +9886,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm0, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts3_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr43_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -9046,7 +9905,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings3_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr43_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -9056,20 +9915,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings3_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr43_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes3_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer43_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes3_256
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer43_256
 	vmovdqu64	%zmm6, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes3_256:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts0_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer43_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr40_256:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -9086,7 +9945,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm2, %zmm2{%k1}{z}
 	vmovdqu8	%zmm2, %zmm4{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings0_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr40_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm4, %zmm5
@@ -9097,26 +9956,26 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
 	vpxorq	%zmm4, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings0_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr40_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes0_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer40_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes0_256
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer40_256
 	vmovdqu64	%zmm3, 1408(%rdi)
 	vmovdqu64	%zmm2, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes0_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer40_256:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces256
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4256
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceds256
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts1_256:
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr4256
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr41_256:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -9133,7 +9992,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings1_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr41_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -9143,22 +10002,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings1_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr41_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes1_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer41_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes1_256
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer41_256
 	vmovdqu64	%zmm4, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes1_256:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts2_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer41_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr42_256:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -9175,7 +10034,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings2_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr42_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -9185,20 +10044,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings2_256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr42_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes2_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer42_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes2_256
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer42_256
 	vmovdqu64	%zmm5, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes2_256:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer42_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4256:
 	vpslldq	$8, %zmm9, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vpsrldq	$8, %zmm9, %zmm0
@@ -9219,9 +10078,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm0, %xmm7, %xmm7
 	vpxorq	%xmm8, %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm0
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceds256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr4256:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4_256:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -9902,6 +10761,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vbroadcasti32x4	64(%rdi), %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm5
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vbroadcasti32x4	144(%rdi), %zmm8
+	vbroadcasti32x4	160(%rdi), %zmm9
 .Laesgen_vaes512_gcm_r2_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
@@ -9916,111 +10783,96 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r9
-	vmovdqu64	1792(%rdi,%r9,1), %zmm2
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	1856(%rdi,%r9,1), %zmm3
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vmovdqu64	1920(%rdi,%r9,1), %zmm4
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vmovdqu64	1984(%rdi,%r9,1), %zmm5
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	2048(%rdi,%r9,1), %zmm6
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vmovdqu64	2112(%rdi,%r9,1), %zmm7
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	2176(%rdi,%r9,1), %zmm8
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	2240(%rdi,%r9,1), %zmm9
-	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vmovdqu64	1728(%rdi), %zmm10
+	vpxorq	1792(%rdi,%r9,1), %zmm10, %zmm11
+	vpxorq	1856(%rdi,%r9,1), %zmm10, %zmm12
+	vpxorq	1920(%rdi,%r9,1), %zmm10, %zmm13
+	vpxorq	1984(%rdi,%r9,1), %zmm10, %zmm14
+	vpxorq	2048(%rdi,%r9,1), %zmm10, %zmm15
+	vpxorq	2112(%rdi,%r9,1), %zmm10, %zmm16
+	vpxorq	2176(%rdi,%r9,1), %zmm10, %zmm17
+	vpxorq	2240(%rdi,%r9,1), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -10046,145 +10898,137 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	(%rdi), %zmm18
+	vpxorq	%zmm18, %zmm10, %zmm10
+	vpxorq	%zmm18, %zmm11, %zmm11
+	vpxorq	%zmm18, %zmm12, %zmm12
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vpxorq	%zmm18, %zmm14, %zmm14
+	vpxorq	%zmm18, %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm16, %zmm16
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	16(%rdi), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	32(%rdi), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm10
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 2240(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vaesenclast	%zmm9, %zmm17, %zmm17
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -10205,175 +11049,167 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, 1680(%rdi)
 	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3:
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128:
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vbroadcasti32x4	(%rdi), %zmm18
+	vpxorq	%zmm18, %zmm10, %zmm10
+	vpxorq	%zmm18, %zmm11, %zmm11
+	vpxorq	%zmm18, %zmm12, %zmm12
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vpxorq	%zmm18, %zmm14, %zmm14
+	vpxorq	%zmm18, %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm16, %zmm16
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	16(%rdi), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	32(%rdi), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_128:
-	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm10, %xmm10
+	vmovdqa64	(%rdi), %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vmovdqa64	16(%rdi), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vmovdqa64	32(%rdi), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vmovdqa64	%xmm10, 1728(%rdi)
+	vmovdqa64	%xmm10, 1744(%rdi)
+	vmovdqa64	%xmm10, 1760(%rdi)
+	vmovdqa64	%xmm10, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1656(%rdi)
@@ -10392,198 +11228,191 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_128:
+	vmovdqu64	-128(%rcx), %zmm17
 	shlq	$4, %r9
-	vmovdqu64	-128(%rcx), %zmm6
-	vmovdqu64	1792(%rdi,%r9,1), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	-64(%rcx), %zmm8
-	vmovdqu64	1856(%rdi,%r9,1), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 1168(%rdi), %zmm6, %zmm9
-	vmovdqu64	1920(%rdi,%r9,1), %zmm4
-	vpclmulqdq	$17, 1168(%rdi), %zmm6, %zmm10
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$1, 1168(%rdi), %zmm6, %zmm11
-	vmovdqu64	1984(%rdi,%r9,1), %zmm5
-	vpclmulqdq	$16, 1168(%rdi), %zmm6, %zmm12
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1232(%rdi), %zmm8, %zmm13
-	vmovdqu64	2048(%rdi,%r9,1), %zmm6
-	vpclmulqdq	$17, 1232(%rdi), %zmm8, %zmm14
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpclmulqdq	$1, 1232(%rdi), %zmm8, %zmm15
-	vmovdqu64	2112(%rdi,%r9,1), %zmm7
-	vpclmulqdq	$16, 1232(%rdi), %zmm8, %zmm16
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpxorq	%zmm13, %zmm9, %zmm13
-	vmovdqu64	2176(%rdi,%r9,1), %zmm8
-	vpxorq	%zmm14, %zmm10, %zmm14
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqa64	%zmm11, %zmm11
-	vmovdqu64	2240(%rdi,%r9,1), %zmm9
-	vpternlogd	$150, %zmm15, %zmm12, %zmm11
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm16, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vmovdqu64	1728(%rdi), %zmm10
+	vmovdqu64	-64(%rcx), %zmm18
+	vpxorq	1792(%rdi,%r9,1), %zmm10, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpxorq	1856(%rdi,%r9,1), %zmm10, %zmm12
+	vmovdqu64	1168(%rdi), %zmm19
+	vmovdqu64	1232(%rdi), %zmm20
+	vpxorq	1920(%rdi,%r9,1), %zmm10, %zmm13
+	vpclmulqdq	$0, %zmm19, %zmm17, %zmm21
+	vpxorq	1984(%rdi,%r9,1), %zmm10, %zmm14
+	vpclmulqdq	$17, %zmm19, %zmm17, %zmm22
+	vpxorq	2048(%rdi,%r9,1), %zmm10, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm17, %zmm23
+	vpxorq	2112(%rdi,%r9,1), %zmm10, %zmm16
+	vpclmulqdq	$16, %zmm19, %zmm17, %zmm19
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm24
+	vpxorq	2176(%rdi,%r9,1), %zmm10, %zmm17
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm25
+	vpxorq	2240(%rdi,%r9,1), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vmovdqu64	-256(%rcx), %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm12, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 1040(%rdi), %zmm12, %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, 1040(%rdi), %zmm12, %zmm18
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$16, 1040(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm20, %zmm17, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm12, %zmm18, %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm15, %zmm21, %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	-384(%rcx), %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 912(%rdi), %zmm12, %zmm16
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, 912(%rdi), %zmm12, %zmm17
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$1, 912(%rdi), %zmm12, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, 912(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm20, %zmm17, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm12, %zmm18, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm21, %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-512(%rcx), %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vpxorq	%zmm0, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 784(%rdi), %zmm12, %zmm16
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, 784(%rdi), %zmm12, %zmm17
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$1, 784(%rdi), %zmm12, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, 784(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm10, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm12, %zmm18, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm20, %zmm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm11, %zmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpsrldq	$8, %zmm11, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm14, %ymm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm10, %ymm14, %ymm14
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm14, %xmm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm13, %xmm10
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm13, %xmm10
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm14, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm13, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpxorq	%zmm24, %zmm21, %zmm20
+	vpxorq	%zmm25, %zmm22, %zmm21
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqa64	%zmm23, %zmm22
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpternlogd	$150, %zmm26, %zmm19, %zmm22
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm18, %zmm22, %zmm22
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	-256(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vmovdqu64	-192(%rcx), %zmm19
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vmovdqu64	1040(%rdi), %zmm23
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vmovdqu64	1104(%rdi), %zmm24
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vmovdqu64	-384(%rcx), %zmm18
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	-320(%rcx), %zmm19
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vmovdqu64	912(%rdi), %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm24
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm29
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vmovdqu64	-512(%rcx), %zmm18
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vmovdqu64	784(%rdi), %zmm19
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	848(%rdi), %zmm23
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vextracti64x4	$1, %zmm20, %ymm0
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm20, %xmm0
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vextracti64x4	$1, %zmm21, %ymm0
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vpshufd	$78, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vmovdqa64	%xmm20, %xmm0
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -10609,231 +11438,231 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	-128(%rcx), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vmovdqu64	-128(%rcx), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vmovdqu64	-64(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vmovdqu64	-64(%rcx), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
+	vmovdqu64	1168(%rdi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	1232(%rdi), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, 1168(%rdi), %zmm8, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm18, %zmm17, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, 1168(%rdi), %zmm8, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm18, %zmm17, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vmovdqa64	%zmm14, %zmm14
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-256(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm10
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm20
-	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpternlogd	$150, %zmm10, %zmm17, %zmm13
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
-	vmovdqu64	-384(%rcx), %zmm10
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vmovdqu64	-320(%rcx), %zmm11
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpclmulqdq	$0, 912(%rdi), %zmm10, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpclmulqdq	$17, 912(%rdi), %zmm10, %zmm16
-	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpclmulqdq	$1, 912(%rdi), %zmm10, %zmm17
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
-	vpclmulqdq	$16, 912(%rdi), %zmm10, %zmm18
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpclmulqdq	$0, 976(%rdi), %zmm11, %zmm19
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 976(%rdi), %zmm11, %zmm20
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 976(%rdi), %zmm11, %zmm21
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 976(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm15, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm20, %zmm16, %zmm13
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpternlogd	$150, %zmm18, %zmm17, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm11, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-512(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-448(%rcx), %zmm10
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vpclmulqdq	$0, 848(%rdi), %zmm10, %zmm18
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 848(%rdi), %zmm10, %zmm19
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$1, 848(%rdi), %zmm10, %zmm20
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, 848(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm10, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpsrldq	$8, %zmm14, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti64x4	$1, %zmm13, %ymm10
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm12, %xmm12
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
+	vbroadcasti32x4	(%rdi), %zmm18
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vpxorq	%zmm18, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vpxorq	%zmm18, %zmm11, %zmm11
+	vpxorq	%zmm18, %zmm12, %zmm12
+	vpxorq	%zmm25, %zmm21, %zmm20
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm18, %zmm14, %zmm14
+	vpxorq	%zmm18, %zmm15, %zmm15
+	vmovdqa64	%zmm23, %zmm22
+	vpxorq	%zmm18, %zmm16, %zmm16
+	vpternlogd	$150, %zmm27, %zmm24, %zmm22
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm22, %zmm22
+	vbroadcasti32x4	16(%rdi), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vmovdqu64	-256(%rcx), %zmm19
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vmovdqu64	-192(%rcx), %zmm23
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm25
+	vbroadcasti32x4	32(%rdi), %zmm18
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm24
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm29
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm25, %zmm23, %zmm18
+	vmovdqu64	%zmm10, 1792(%rdi,%rax,1)
+	vpclmulqdq	$16, %zmm25, %zmm23, %zmm23
+	vpxorq	1728(%rdi), %zmm10, %zmm10
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm26, %zmm20
+	vmovdqu64	%zmm11, 1856(%rdi,%rax,1)
+	vpternlogd	$150, %zmm29, %zmm27, %zmm21
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 1920(%rdi,%rax,1)
+	vpternlogd	$150, %zmm23, %zmm18, %zmm22
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	-384(%rcx), %zmm18
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 1984(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vmovdqu64	-320(%rcx), %zmm19
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 2048(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm23
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm24
+	vmovdqu64	%zmm15, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vmovdqu64	%zmm17, 2240(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm29
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vmovdqu64	-512(%rcx), %zmm18
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vmovdqu64	784(%rdi), %zmm19
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	848(%rdi), %zmm23
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm20, %ymm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm20, %xmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vmovdqa64	%xmm20, %xmm0
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -10854,244 +11683,244 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, 1680(%rdi)
 	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4:
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128:
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rcx), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	-64(%rcx), %zmm11
+	vmovdqu64	-64(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
+	vmovdqu64	1168(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	1232(%rdi), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, 1168(%rdi), %zmm8, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$16, 1168(%rdi), %zmm8, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm17, %zmm16, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpclmulqdq	$16, %zmm17, %zmm16, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqa64	%zmm14, %zmm14
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-256(%rcx), %zmm11
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-384(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-512(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vmovdqu64	-448(%rcx), %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 848(%rdi), %zmm10, %zmm18
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 848(%rdi), %zmm10, %zmm19
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 848(%rdi), %zmm10, %zmm20
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, 848(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpternlogd	$150, %zmm10, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm19
+	vbroadcasti32x4	(%rdi), %zmm18
+	vpxorq	%zmm18, %zmm10, %zmm10
+	vpxorq	%zmm24, %zmm20, %zmm20
+	vpxorq	%zmm18, %zmm11, %zmm11
+	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm18, %zmm12, %zmm12
+	vmovdqa64	%zmm22, %zmm22
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpxorq	%zmm18, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm22, %zmm22
+	vpxorq	%zmm18, %zmm15, %zmm15
+	vmovdqu64	-256(%rcx), %zmm19
+	vpxorq	%zmm18, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	16(%rdi), %zmm18
+	vmovdqu64	-192(%rcx), %zmm23
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vbroadcasti32x4	32(%rdi), %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm24
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm29
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm25, %zmm23, %zmm30
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vpternlogd	$150, %zmm24, %zmm26, %zmm20
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpternlogd	$150, %zmm29, %zmm27, %zmm21
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm23, %zmm30, %zmm22
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vmovdqu64	-384(%rcx), %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	-320(%rcx), %zmm19
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm23
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-512(%rcx), %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	784(%rdi), %zmm19
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	848(%rdi), %zmm23
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm20, %ymm0
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm20, %xmm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vmovdqa64	%xmm20, %xmm0
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -11106,223 +11935,223 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%r10, %rax
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_128:
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rcx), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	-64(%rcx), %zmm11
+	vmovdqu64	-64(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
+	vmovdqu64	1168(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	1232(%rdi), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, 1168(%rdi), %zmm8, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$16, 1168(%rdi), %zmm8, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm17, %zmm16, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpclmulqdq	$16, %zmm17, %zmm16, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqa64	%zmm14, %zmm14
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-256(%rcx), %zmm11
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-384(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-512(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vmovdqu64	-448(%rcx), %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 848(%rdi), %zmm10, %zmm18
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 848(%rdi), %zmm10, %zmm19
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 848(%rdi), %zmm10, %zmm20
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, 848(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpternlogd	$150, %zmm10, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm19
+	vbroadcasti32x4	(%rdi), %zmm18
+	vpxorq	%zmm18, %zmm10, %zmm10
+	vpxorq	%zmm24, %zmm20, %zmm20
+	vpxorq	%zmm18, %zmm11, %zmm11
+	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm18, %zmm12, %zmm12
+	vmovdqa64	%zmm22, %zmm22
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpxorq	%zmm18, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm22, %zmm22
+	vpxorq	%zmm18, %zmm15, %zmm15
+	vmovdqu64	-256(%rcx), %zmm19
+	vpxorq	%zmm18, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	16(%rdi), %zmm18
+	vmovdqu64	-192(%rcx), %zmm23
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vbroadcasti32x4	32(%rdi), %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm24
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm29
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm25, %zmm23, %zmm30
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vpternlogd	$150, %zmm24, %zmm26, %zmm20
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpternlogd	$150, %zmm29, %zmm27, %zmm21
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm23, %zmm30, %zmm22
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vmovdqu64	-384(%rcx), %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	-320(%rcx), %zmm19
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm23
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-512(%rcx), %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	784(%rdi), %zmm19
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	848(%rdi), %zmm23
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm20, %ymm0
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm20, %xmm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vmovdqa64	%xmm20, %xmm0
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -11335,18 +12164,18 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_128:
-	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm10, %xmm10
+	vmovdqa64	(%rdi), %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vmovdqa64	16(%rdi), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vmovdqa64	32(%rdi), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vmovdqa64	%xmm10, 1728(%rdi)
+	vmovdqa64	%xmm10, 1744(%rdi)
+	vmovdqa64	%xmm10, 1760(%rdi)
+	vmovdqa64	%xmm10, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1656(%rdi)
@@ -11354,8 +12183,471 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_drain_alone128
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1d_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm8
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vmovdqu64	-64(%rax), %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm11
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$1, %zmm9, %zmm7, %zmm13
+	vpclmulqdq	$16, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm9
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm14
+	vpclmulqdq	$1, %zmm10, %zmm8, %zmm15
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vpclmulqdq	$16, %zmm10, %zmm8, %zmm8
+	vpxorq	%zmm9, %zmm11, %zmm9
+	vpxorq	%zmm14, %zmm12, %zmm10
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqa64	%zmm13, %zmm11
+	vpternlogd	$150, %zmm15, %zmm7, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vmovdqu64	-256(%rcx), %zmm7
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-256(%rax), %zmm12
+	vmovdqu64	-192(%rax), %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm7, %zmm14
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vpclmulqdq	$17, %zmm12, %zmm7, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm7, %zmm16
+	vpclmulqdq	$16, %zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm12
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vpternlogd	$150, %zmm12, %zmm14, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm10
+	vpternlogd	$150, %zmm7, %zmm16, %zmm11
+	vpternlogd	$150, %zmm8, %zmm18, %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm8
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm12
+	vmovdqu64	-320(%rax), %zmm13
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm12, %zmm7, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm7, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm7, %zmm16
+	vpclmulqdq	$16, %zmm12, %zmm7, %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm18
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vpternlogd	$150, %zmm12, %zmm14, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vpternlogd	$150, %zmm7, %zmm16, %zmm11
+	vpternlogd	$150, %zmm8, %zmm18, %zmm11
+	vmovdqu64	-512(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vmovdqu64	-512(%rax), %zmm8
+	vmovdqu64	-448(%rax), %zmm12
+	vpclmulqdq	$0, %zmm8, %zmm7, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm8, %zmm7, %zmm14
+	vpclmulqdq	$1, %zmm8, %zmm7, %zmm15
+	vpclmulqdq	$16, %zmm8, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm12, %zmm2, %zmm8
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$17, %zmm12, %zmm2, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm2, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm2, %zmm2
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm8, %zmm13, %zmm9
+	vpternlogd	$150, %zmm16, %zmm14, %zmm10
+	vpternlogd	$150, %zmm7, %zmm15, %zmm11
+	vpternlogd	$150, %zmm2, %zmm17, %zmm11
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr10_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$1, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$16, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr10_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr10_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr1128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr1128:
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vextracti64x4	$1, %zmm9, %ymm0
+	vpxorq	%ymm0, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm9, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceddr1128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1d_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2d_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm7
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-128(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-128(%rax), %zmm10
+	vmovdqu64	-64(%rax), %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm12
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$1, %zmm10, %zmm8, %zmm14
+	vpclmulqdq	$16, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm10
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm15
+	vpclmulqdq	$1, %zmm11, %zmm9, %zmm16
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vpclmulqdq	$16, %zmm11, %zmm9, %zmm9
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm15, %zmm13, %zmm11
+	vmovdqa64	%zmm14, %zmm12
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpternlogd	$150, %zmm16, %zmm8, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vmovdqu64	-256(%rcx), %zmm8
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-192(%rcx), %zmm9
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-256(%rax), %zmm13
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-192(%rax), %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm15
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm16
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm17
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm14, %zmm9, %zmm13
+	vpclmulqdq	$17, %zmm14, %zmm9, %zmm18
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$1, %zmm14, %zmm9, %zmm19
+	vpclmulqdq	$16, %zmm14, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vpternlogd	$150, %zmm13, %zmm15, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpternlogd	$150, %zmm8, %zmm17, %zmm12
+	vpternlogd	$150, %zmm9, %zmm19, %zmm12
+	vmovdqu64	-384(%rcx), %zmm8
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-320(%rcx), %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-384(%rax), %zmm13
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-320(%rax), %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm15
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm16
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm17
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vpclmulqdq	$0, %zmm14, %zmm9, %zmm13
+	vpclmulqdq	$17, %zmm14, %zmm9, %zmm18
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$1, %zmm14, %zmm9, %zmm19
+	vpclmulqdq	$16, %zmm14, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpternlogd	$150, %zmm13, %zmm15, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vpternlogd	$150, %zmm8, %zmm17, %zmm12
+	vpternlogd	$150, %zmm9, %zmm19, %zmm12
+	vmovdqu64	-512(%rcx), %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-448(%rcx), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vmovdqu64	-512(%rax), %zmm9
+	vmovdqu64	-448(%rax), %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm9, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm9, %zmm8, %zmm15
+	vpclmulqdq	$1, %zmm9, %zmm8, %zmm16
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, %zmm9, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm13, %zmm2, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$17, %zmm13, %zmm2, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm2, %zmm18
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm13, %zmm2, %zmm2
+	vpternlogd	$150, %zmm9, %zmm14, %zmm10
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm8, %zmm16, %zmm12
+	vpternlogd	$150, %zmm2, %zmm18, %zmm12
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vpxorq	%zmm7, %zmm12, %zmm12
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr20_128
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr21_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr21_128
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr21_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr20_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr20_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr20_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2128:
+	vpslldq	$8, %zmm12, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vpsrldq	$8, %zmm12, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vmovdqa64	%xmm10, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceddr2128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2d_128:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_bigd128
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4d_128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -11400,30 +12692,32 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vmovdqu64	-64(%rcx), %zmm11
-	vpxorq	%zmm2, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vmovdqu64	-128(%rax), %zmm12
 	vpxorq	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm12
-	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm13
+	vmovdqu64	-64(%rax), %zmm13
 	vbroadcasti32x4	16(%rdi), %zmm2
-	vpclmulqdq	$1, -128(%rax), %zmm10, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm15
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$16, -128(%rax), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm16
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm16
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm17
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$1, -64(%rax), %zmm11, %zmm17
-	vpclmulqdq	$16, -64(%rax), %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm18
 	vbroadcasti32x4	32(%rdi), %zmm2
-	vpxorq	%zmm15, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm16, %zmm13, %zmm13
+	vpxorq	%zmm12, %zmm14, %zmm12
+	vpxorq	%zmm17, %zmm15, %zmm13
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vmovdqa64	%zmm14, %zmm14
+	vmovdqa64	%zmm16, %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm10, %zmm14
+	vpternlogd	$150, %zmm18, %zmm10, %zmm14
 	vaesenc	%zmm2, %zmm6, %zmm6
 	vpxorq	%zmm11, %zmm14, %zmm14
 	vmovdqu64	-256(%rcx), %zmm10
@@ -11433,93 +12727,99 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu64	-192(%rcx), %zmm11
 	vaesenc	%zmm2, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-256(%rax), %zmm15
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, -256(%rax), %zmm10, %zmm15
+	vmovdqu64	-192(%rax), %zmm16
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$17, -256(%rax), %zmm10, %zmm16
-	vpclmulqdq	$1, -256(%rax), %zmm10, %zmm17
+	vpclmulqdq	$0, %zmm15, %zmm10, %zmm17
 	vbroadcasti32x4	64(%rdi), %zmm2
-	vpclmulqdq	$16, -256(%rax), %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm15, %zmm10, %zmm18
+	vpclmulqdq	$1, %zmm15, %zmm10, %zmm19
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$0, -192(%rax), %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm15, %zmm10, %zmm10
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$17, -192(%rax), %zmm11, %zmm19
+	vpclmulqdq	$0, %zmm16, %zmm11, %zmm15
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$1, -192(%rax), %zmm11, %zmm20
+	vpclmulqdq	$17, %zmm16, %zmm11, %zmm20
+	vpclmulqdq	$1, %zmm16, %zmm11, %zmm21
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$16, -192(%rax), %zmm11, %zmm11
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
+	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
 	vbroadcasti32x4	80(%rdi), %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
+	vpternlogd	$150, %zmm15, %zmm17, %zmm12
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpternlogd	$150, %zmm10, %zmm17, %zmm14
+	vpternlogd	$150, %zmm20, %zmm18, %zmm13
+	vpternlogd	$150, %zmm10, %zmm19, %zmm14
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vpternlogd	$150, %zmm11, %zmm21, %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vmovdqu64	-384(%rcx), %zmm10
-	vaesenc	%zmm2, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm6, %zmm6
 	vmovdqu64	-320(%rcx), %zmm11
 	vbroadcasti32x4	96(%rdi), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$0, -384(%rax), %zmm10, %zmm15
+	vmovdqu64	-384(%rax), %zmm15
+	vmovdqu64	-320(%rax), %zmm16
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$17, -384(%rax), %zmm10, %zmm16
+	vpclmulqdq	$0, %zmm15, %zmm10, %zmm17
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$1, -384(%rax), %zmm10, %zmm17
+	vpclmulqdq	$17, %zmm15, %zmm10, %zmm18
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$16, -384(%rax), %zmm10, %zmm10
-	vpclmulqdq	$0, -320(%rax), %zmm11, %zmm18
+	vpclmulqdq	$1, %zmm15, %zmm10, %zmm19
+	vpclmulqdq	$16, %zmm15, %zmm10, %zmm10
 	vbroadcasti32x4	112(%rdi), %zmm2
-	vpclmulqdq	$17, -320(%rax), %zmm11, %zmm19
+	vpclmulqdq	$0, %zmm16, %zmm11, %zmm15
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$1, -320(%rax), %zmm11, %zmm20
+	vpclmulqdq	$17, %zmm16, %zmm11, %zmm20
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$16, -320(%rax), %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm16, %zmm11, %zmm21
+	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
+	vpternlogd	$150, %zmm15, %zmm17, %zmm12
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vpternlogd	$150, %zmm10, %zmm17, %zmm14
+	vpternlogd	$150, %zmm20, %zmm18, %zmm13
 	vbroadcasti32x4	128(%rdi), %zmm2
-	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vpternlogd	$150, %zmm10, %zmm19, %zmm14
+	vpternlogd	$150, %zmm11, %zmm21, %zmm14
 	vaesenc	%zmm2, %zmm3, %zmm3
 	vmovdqu64	-512(%rcx), %zmm10
 	vaesenc	%zmm2, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm11
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vmovdqu64	-448(%rcx), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpclmulqdq	$0, -512(%rax), %zmm10, %zmm11
+	vmovdqu64	-512(%rax), %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, -512(%rax), %zmm10, %zmm15
+	vmovdqu64	-448(%rax), %zmm15
+	vpclmulqdq	$0, %zmm2, %zmm10, %zmm16
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, -512(%rax), %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm2, %zmm10, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, -512(%rax), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm2, %zmm10, %zmm18
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, -448(%rax), %zmm2, %zmm17
-	vpclmulqdq	$17, -448(%rax), %zmm2, %zmm18
+	vpclmulqdq	$16, %zmm2, %zmm10, %zmm2
+	vpclmulqdq	$0, %zmm15, %zmm11, %zmm10
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$1, -448(%rax), %zmm2, %zmm19
+	vpclmulqdq	$17, %zmm15, %zmm11, %zmm19
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, -448(%rax), %zmm2, %zmm2
+	vpclmulqdq	$1, %zmm15, %zmm11, %zmm20
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm11, %zmm12
+	vpclmulqdq	$16, %zmm15, %zmm11, %zmm11
+	vpternlogd	$150, %zmm10, %zmm16, %zmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm15, %zmm13
+	vpternlogd	$150, %zmm19, %zmm17, %zmm13
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm10, %zmm16, %zmm14
-	vpternlogd	$150, %zmm2, %zmm19, %zmm14
+	vpternlogd	$150, %zmm2, %zmm18, %zmm14
+	vpternlogd	$150, %zmm11, %zmm20, %zmm14
 	vpxorq	%zmm7, %zmm12, %zmm12
 	vpxorq	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm9, %zmm14, %zmm14
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_128
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr40_128
 	vmovdqu64	(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -11533,7 +12833,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_128
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr41_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -11547,7 +12847,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_128
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr42_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -11560,9 +12860,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm0, %zmm14, %zmm14
 	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds3_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr43_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -11579,7 +12879,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr43_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm12, %zmm12
@@ -11589,20 +12889,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$16, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr43_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr43_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_128
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr43_128
 	vmovdqu64	%zmm6, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_128:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr43_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr40_128:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -11619,7 +12919,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr40_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm4
 	vpxorq	%zmm4, %zmm12, %zmm12
@@ -11629,22 +12929,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$16, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr40_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr40_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_128
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr40_128
 	vmovdqu64	%zmm3, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_128:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr40_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr41_128:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -11661,7 +12961,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr41_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm12, %zmm12
@@ -11671,22 +12971,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr41_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr41_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_128
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr41_128
 	vmovdqu64	%zmm4, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_128:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr41_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr42_128:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -11703,7 +13003,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr42_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm12, %zmm12
@@ -11713,20 +13013,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$16, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr42_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr42_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_128
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr42_128
 	vmovdqu64	%zmm5, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_128:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr42_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4128:
 	vpslldq	$8, %zmm14, %zmm0
 	vpxorq	%zmm0, %zmm12, %zmm12
 	vpsrldq	$8, %zmm14, %zmm0
@@ -11747,9 +13047,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm0, %xmm12, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedds128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceddr4128:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_bigd128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4d_128:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -11807,36 +13107,38 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm2, %zmm7, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm2, %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm16
 	vpxorq	%zmm2, %zmm9, %zmm9
-	vpclmulqdq	$0, -128(%rax), %zmm14, %zmm16
 	vpxorq	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$17, -128(%rax), %zmm14, %zmm17
+	vmovdqu64	-64(%rax), %zmm17
 	vbroadcasti32x4	16(%rdi), %zmm2
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm18
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$1, -128(%rax), %zmm14, %zmm18
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm19
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$16, -128(%rax), %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$1, %zmm16, %zmm14, %zmm20
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, -64(%rax), %zmm15, %zmm19
+	vpclmulqdq	$16, %zmm16, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpclmulqdq	$17, -64(%rax), %zmm15, %zmm20
+	vpclmulqdq	$0, %zmm17, %zmm15, %zmm16
 	vaesenc	%zmm2, %zmm8, %zmm8
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpclmulqdq	$1, -64(%rax), %zmm15, %zmm21
+	vpclmulqdq	$17, %zmm17, %zmm15, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$16, -64(%rax), %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm17, %zmm15, %zmm22
 	vbroadcasti32x4	32(%rdi), %zmm2
+	vpclmulqdq	$16, %zmm17, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm20, %zmm17, %zmm17
+	vpxorq	%zmm16, %zmm18, %zmm16
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm21, %zmm19, %zmm17
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vmovdqa64	%zmm18, %zmm18
+	vmovdqa64	%zmm20, %zmm18
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpternlogd	$150, %zmm21, %zmm14, %zmm18
 	vaesenc	%zmm2, %zmm8, %zmm8
+	vpternlogd	$150, %zmm22, %zmm14, %zmm18
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vpxorq	%zmm15, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm10, %zmm10
@@ -11847,38 +13149,40 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm4, %zmm4
 	vmovdqu64	-192(%rcx), %zmm15
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vaesenc	%zmm2, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm6, %zmm6
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpclmulqdq	$0, -256(%rax), %zmm14, %zmm19
+	vmovdqu64	-256(%rax), %zmm19
 	vaesenc	%zmm2, %zmm8, %zmm8
+	vmovdqu64	-192(%rax), %zmm20
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpclmulqdq	$17, -256(%rax), %zmm14, %zmm20
+	vpclmulqdq	$0, %zmm19, %zmm14, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$1, -256(%rax), %zmm14, %zmm21
 	vbroadcasti32x4	64(%rdi), %zmm2
+	vpclmulqdq	$17, %zmm19, %zmm14, %zmm22
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$16, -256(%rax), %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm19, %zmm14, %zmm23
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$0, -192(%rax), %zmm15, %zmm22
+	vpclmulqdq	$16, %zmm19, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$17, -192(%rax), %zmm15, %zmm23
+	vpclmulqdq	$0, %zmm20, %zmm15, %zmm19
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpclmulqdq	$1, -192(%rax), %zmm15, %zmm24
+	vpclmulqdq	$17, %zmm20, %zmm15, %zmm24
 	vaesenc	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$1, %zmm20, %zmm15, %zmm25
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpclmulqdq	$16, -192(%rax), %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpternlogd	$150, %zmm22, %zmm19, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm15, %zmm15
 	vbroadcasti32x4	80(%rdi), %zmm2
+	vpternlogd	$150, %zmm19, %zmm21, %zmm16
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpternlogd	$150, %zmm23, %zmm20, %zmm17
+	vpternlogd	$150, %zmm24, %zmm22, %zmm17
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpternlogd	$150, %zmm14, %zmm21, %zmm18
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vpternlogd	$150, %zmm14, %zmm23, %zmm18
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm24, %zmm18
+	vpternlogd	$150, %zmm15, %zmm25, %zmm18
 	vaesenc	%zmm2, %zmm7, %zmm7
 	vmovdqu64	-384(%rcx), %zmm14
 	vaesenc	%zmm2, %zmm8, %zmm8
@@ -11887,38 +13191,40 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vmovdqu64	-320(%rcx), %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm3, %zmm3
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$0, -384(%rax), %zmm14, %zmm19
+	vmovdqu64	-384(%rax), %zmm19
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vmovdqu64	-320(%rax), %zmm20
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$17, -384(%rax), %zmm14, %zmm20
+	vpclmulqdq	$0, %zmm19, %zmm14, %zmm21
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpclmulqdq	$1, -384(%rax), %zmm14, %zmm21
 	vaesenc	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm19, %zmm14, %zmm22
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpclmulqdq	$16, -384(%rax), %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm19, %zmm14, %zmm23
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, -320(%rax), %zmm15, %zmm22
+	vpclmulqdq	$16, %zmm19, %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm2
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$17, -320(%rax), %zmm15, %zmm23
+	vpclmulqdq	$0, %zmm20, %zmm15, %zmm19
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$1, -320(%rax), %zmm15, %zmm24
+	vpclmulqdq	$17, %zmm20, %zmm15, %zmm24
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$1, %zmm20, %zmm15, %zmm25
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$16, -320(%rax), %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpternlogd	$150, %zmm22, %zmm19, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm8, %zmm8
+	vpternlogd	$150, %zmm19, %zmm21, %zmm16
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpternlogd	$150, %zmm23, %zmm20, %zmm17
+	vpternlogd	$150, %zmm24, %zmm22, %zmm17
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpternlogd	$150, %zmm14, %zmm21, %zmm18
 	vbroadcasti32x4	128(%rdi), %zmm2
+	vpternlogd	$150, %zmm14, %zmm23, %zmm18
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpternlogd	$150, %zmm15, %zmm24, %zmm18
+	vpternlogd	$150, %zmm15, %zmm25, %zmm18
 	vaesenc	%zmm2, %zmm4, %zmm4
 	vmovdqu64	-512(%rcx), %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
@@ -11927,40 +13233,42 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vaesenc	%zmm2, %zmm9, %zmm9
 	vmovdqu64	-448(%rcx), %zmm15
+	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
+	vmovdqu64	-512(%rax), %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, -512(%rax), %zmm14, %zmm2
+	vmovdqu64	-448(%rax), %zmm19
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, -512(%rax), %zmm14, %zmm19
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm2, %zmm14, %zmm20
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$1, -512(%rax), %zmm14, %zmm20
+	vpclmulqdq	$17, %zmm2, %zmm14, %zmm21
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$16, -512(%rax), %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm2, %zmm14, %zmm22
 	vaesenc	%zmm0, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, -448(%rax), %zmm15, %zmm21
+	vpclmulqdq	$16, %zmm2, %zmm14, %zmm2
 	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$17, -448(%rax), %zmm15, %zmm22
+	vpclmulqdq	$0, %zmm19, %zmm15, %zmm14
 	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$17, %zmm19, %zmm15, %zmm23
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, -448(%rax), %zmm15, %zmm23
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, -448(%rax), %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm15, %zmm24
 	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, %zmm19, %zmm15, %zmm15
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm21, %zmm2, %zmm16
+	vpternlogd	$150, %zmm14, %zmm20, %zmm16
 	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm22, %zmm19, %zmm17
 	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm23, %zmm21, %zmm17
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm14, %zmm20, %zmm18
+	vpternlogd	$150, %zmm2, %zmm22, %zmm18
 	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm15, %zmm23, %zmm18
+	vpternlogd	$150, %zmm15, %zmm24, %zmm18
 	vpxorq	%zmm11, %zmm16, %zmm16
 	vpxorq	%zmm12, %zmm17, %zmm17
 	vpxorq	%zmm13, %zmm18, %zmm18
@@ -12445,68 +13753,76 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vmovdqu64	-64(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpclmulqdq	$0, -128(%rax), %zmm2, %zmm7
-	vpclmulqdq	$17, -128(%rax), %zmm2, %zmm8
-	vpclmulqdq	$1, -128(%rax), %zmm2, %zmm9
-	vpclmulqdq	$16, -128(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm11
-	vpclmulqdq	$1, -64(%rax), %zmm6, %zmm12
-	vpclmulqdq	$16, -64(%rax), %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm11, %zmm8, %zmm8
-	vmovdqa64	%zmm9, %zmm9
-	vpternlogd	$150, %zmm12, %zmm2, %zmm9
+	vmovdqu64	-128(%rax), %zmm7
+	vmovdqu64	-64(%rax), %zmm8
+	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
+	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
+	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
+	vpclmulqdq	$16, %zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm7
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm12
+	vpclmulqdq	$1, %zmm8, %zmm6, %zmm13
+	vpclmulqdq	$16, %zmm8, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm9, %zmm7
+	vpxorq	%zmm12, %zmm10, %zmm8
+	vmovdqa64	%zmm11, %zmm9
+	vpternlogd	$150, %zmm13, %zmm2, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vmovdqu64	-256(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vmovdqu64	-192(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpclmulqdq	$0, -256(%rax), %zmm2, %zmm10
-	vpclmulqdq	$17, -256(%rax), %zmm2, %zmm11
-	vpclmulqdq	$1, -256(%rax), %zmm2, %zmm12
-	vpclmulqdq	$16, -256(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -192(%rax), %zmm6, %zmm13
-	vpclmulqdq	$17, -192(%rax), %zmm6, %zmm14
-	vpclmulqdq	$1, -192(%rax), %zmm6, %zmm15
-	vpclmulqdq	$16, -192(%rax), %zmm6, %zmm6
-	vpternlogd	$150, %zmm13, %zmm10, %zmm7
-	vpternlogd	$150, %zmm14, %zmm11, %zmm8
-	vpternlogd	$150, %zmm2, %zmm12, %zmm9
-	vpternlogd	$150, %zmm6, %zmm15, %zmm9
+	vmovdqu64	-256(%rax), %zmm10
+	vmovdqu64	-192(%rax), %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm2, %zmm12
+	vpclmulqdq	$17, %zmm10, %zmm2, %zmm13
+	vpclmulqdq	$1, %zmm10, %zmm2, %zmm14
+	vpclmulqdq	$16, %zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm11, %zmm6, %zmm10
+	vpclmulqdq	$17, %zmm11, %zmm6, %zmm15
+	vpclmulqdq	$1, %zmm11, %zmm6, %zmm16
+	vpclmulqdq	$16, %zmm11, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm12, %zmm7
+	vpternlogd	$150, %zmm15, %zmm13, %zmm8
+	vpternlogd	$150, %zmm2, %zmm14, %zmm9
+	vpternlogd	$150, %zmm6, %zmm16, %zmm9
 	vmovdqu64	-384(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vmovdqu64	-320(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpclmulqdq	$0, -384(%rax), %zmm2, %zmm10
-	vpclmulqdq	$17, -384(%rax), %zmm2, %zmm11
-	vpclmulqdq	$1, -384(%rax), %zmm2, %zmm12
-	vpclmulqdq	$16, -384(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -320(%rax), %zmm6, %zmm13
-	vpclmulqdq	$17, -320(%rax), %zmm6, %zmm14
-	vpclmulqdq	$1, -320(%rax), %zmm6, %zmm15
-	vpclmulqdq	$16, -320(%rax), %zmm6, %zmm6
-	vpternlogd	$150, %zmm13, %zmm10, %zmm7
-	vpternlogd	$150, %zmm14, %zmm11, %zmm8
-	vpternlogd	$150, %zmm2, %zmm12, %zmm9
-	vpternlogd	$150, %zmm6, %zmm15, %zmm9
+	vmovdqu64	-384(%rax), %zmm10
+	vmovdqu64	-320(%rax), %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm2, %zmm12
+	vpclmulqdq	$17, %zmm10, %zmm2, %zmm13
+	vpclmulqdq	$1, %zmm10, %zmm2, %zmm14
+	vpclmulqdq	$16, %zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm11, %zmm6, %zmm10
+	vpclmulqdq	$17, %zmm11, %zmm6, %zmm15
+	vpclmulqdq	$1, %zmm11, %zmm6, %zmm16
+	vpclmulqdq	$16, %zmm11, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm12, %zmm7
+	vpternlogd	$150, %zmm15, %zmm13, %zmm8
+	vpternlogd	$150, %zmm2, %zmm14, %zmm9
+	vpternlogd	$150, %zmm6, %zmm16, %zmm9
 	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vmovdqu64	-448(%rcx), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$0, -512(%rax), %zmm2, %zmm6
-	vpclmulqdq	$17, -512(%rax), %zmm2, %zmm10
-	vpclmulqdq	$1, -512(%rax), %zmm2, %zmm11
-	vpclmulqdq	$16, -512(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -448(%rax), %zmm0, %zmm12
-	vpclmulqdq	$17, -448(%rax), %zmm0, %zmm13
-	vpclmulqdq	$1, -448(%rax), %zmm0, %zmm14
-	vpclmulqdq	$16, -448(%rax), %zmm0, %zmm0
-	vpternlogd	$150, %zmm12, %zmm6, %zmm7
-	vpternlogd	$150, %zmm13, %zmm10, %zmm8
-	vpternlogd	$150, %zmm2, %zmm11, %zmm9
-	vpternlogd	$150, %zmm0, %zmm14, %zmm9
+	vmovdqu64	-512(%rax), %zmm6
+	vmovdqu64	-448(%rax), %zmm10
+	vpclmulqdq	$0, %zmm6, %zmm2, %zmm11
+	vpclmulqdq	$17, %zmm6, %zmm2, %zmm12
+	vpclmulqdq	$1, %zmm6, %zmm2, %zmm13
+	vpclmulqdq	$16, %zmm6, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm10, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm10, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm10, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm10, %zmm0, %zmm0
+	vpternlogd	$150, %zmm6, %zmm11, %zmm7
+	vpternlogd	$150, %zmm14, %zmm12, %zmm8
+	vpternlogd	$150, %zmm2, %zmm13, %zmm9
+	vpternlogd	$150, %zmm0, %zmm15, %zmm9
 	vpxorq	%zmm3, %zmm7, %zmm7
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpxorq	%zmm5, %zmm9, %zmm9
@@ -12534,8 +13850,328 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_empty128
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm2
+	vmovdqu8	%zmm2, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm2{%k1}{z}
+	vmovdqu8	%zmm2, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr10_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$1, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$16, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer10_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer10_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer1128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr1128
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer1128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer1128:
+	vpslldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr1128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm7
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr20_128
+	vmovdqu64	(%rsi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr21_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$1, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer21_128
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer21_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm2
+	vmovdqu8	%zmm2, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm2{%k1}{z}
+	vmovdqu8	%zmm2, %zmm4{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr20_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer20_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer20_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr2128
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2128:
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr2128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2_128:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big128
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4_128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -12630,7 +14266,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm2, %zmm5, %zmm5
 	vaesenclast	%zmm2, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts0_128
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr40_128
 	vmovdqu64	(%rsi), %zmm2
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -12645,7 +14281,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts1_128
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr41_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -12659,7 +14295,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts2_128
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr42_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -12672,9 +14308,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm0, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts3_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr43_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12691,7 +14327,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings3_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr43_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -12701,20 +14337,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings3_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr43_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes3_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer43_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes3_128
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer43_128
 	vmovdqu64	%zmm6, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes3_128:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts0_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer43_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr40_128:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12731,7 +14367,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm2, %zmm2{%k1}{z}
 	vmovdqu8	%zmm2, %zmm4{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings0_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr40_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm4, %zmm5
@@ -12742,26 +14378,26 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
 	vpxorq	%zmm4, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings0_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr40_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes0_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer40_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes0_128
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer40_128
 	vmovdqu64	%zmm3, 1408(%rdi)
 	vmovdqu64	%zmm2, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes0_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer40_128:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces128
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4128
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceds128
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts1_128:
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr4128
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr41_128:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12778,7 +14414,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings1_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr41_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -12788,22 +14424,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings1_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr41_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes1_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer41_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes1_128
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer41_128
 	vmovdqu64	%zmm4, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes1_128:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts2_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer41_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr42_128:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12820,7 +14456,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings2_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr42_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -12830,20 +14466,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings2_128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr42_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes2_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer42_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes2_128
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer42_128
 	vmovdqu64	%zmm5, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes2_128:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer42_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4128:
 	vpslldq	$8, %zmm9, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vpsrldq	$8, %zmm9, %zmm0
@@ -12864,9 +14500,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm0, %xmm7, %xmm7
 	vpxorq	%xmm8, %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm0
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceds128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr4128:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4_128:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -13511,6 +15147,15 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm5
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vbroadcasti32x4	160(%rdi), %zmm8
+	vbroadcasti32x4	176(%rdi), %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
 .Laesgen_vaes512_gcm_r2_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
@@ -13525,129 +15170,113 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r9
-	vmovdqu64	1792(%rdi,%r9,1), %zmm2
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	1856(%rdi,%r9,1), %zmm3
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vmovdqu64	1920(%rdi,%r9,1), %zmm4
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vmovdqu64	1984(%rdi,%r9,1), %zmm5
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	2048(%rdi,%r9,1), %zmm6
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vmovdqu64	2112(%rdi,%r9,1), %zmm7
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	2176(%rdi,%r9,1), %zmm8
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	2240(%rdi,%r9,1), %zmm9
-	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vmovdqu64	1728(%rdi), %zmm11
+	vpxorq	1792(%rdi,%r9,1), %zmm11, %zmm12
+	vpxorq	1856(%rdi,%r9,1), %zmm11, %zmm13
+	vpxorq	1920(%rdi,%r9,1), %zmm11, %zmm14
+	vpxorq	1984(%rdi,%r9,1), %zmm11, %zmm15
+	vpxorq	2048(%rdi,%r9,1), %zmm11, %zmm16
+	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
+	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
+	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -13673,163 +15302,154 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -13850,193 +15470,184 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, 1680(%rdi)
 	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5:
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192:
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_192:
-	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm11, %xmm11
+	vmovdqa64	(%rdi), %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vmovdqa64	16(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	32(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	%xmm11, 1728(%rdi)
+	vmovdqa64	%xmm11, 1744(%rdi)
+	vmovdqa64	%xmm11, 1760(%rdi)
+	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1656(%rdi)
@@ -14055,216 +15666,208 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_192:
+	vmovdqu64	-128(%rcx), %zmm19
 	shlq	$4, %r9
-	vmovdqu64	-128(%rcx), %zmm7
-	vmovdqu64	1792(%rdi,%r9,1), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	-64(%rcx), %zmm9
-	vmovdqu64	1856(%rdi,%r9,1), %zmm3
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vmovdqu64	1920(%rdi,%r9,1), %zmm4
-	vpclmulqdq	$0, 1168(%rdi), %zmm7, %zmm10
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$17, 1168(%rdi), %zmm7, %zmm11
-	vmovdqu64	1984(%rdi,%r9,1), %zmm5
-	vpclmulqdq	$1, 1168(%rdi), %zmm7, %zmm12
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	2048(%rdi,%r9,1), %zmm6
-	vpclmulqdq	$16, 1168(%rdi), %zmm7, %zmm13
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpclmulqdq	$0, 1232(%rdi), %zmm9, %zmm14
-	vmovdqu64	2112(%rdi,%r9,1), %zmm7
-	vpclmulqdq	$17, 1232(%rdi), %zmm9, %zmm15
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpclmulqdq	$1, 1232(%rdi), %zmm9, %zmm16
-	vmovdqu64	2176(%rdi,%r9,1), %zmm8
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpclmulqdq	$16, 1232(%rdi), %zmm9, %zmm17
-	vmovdqu64	2240(%rdi,%r9,1), %zmm9
-	vpxorq	%zmm14, %zmm10, %zmm14
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm15, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vmovdqu64	1728(%rdi), %zmm11
+	vmovdqu64	-64(%rcx), %zmm20
+	vpxorq	1792(%rdi,%r9,1), %zmm11, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	1856(%rdi,%r9,1), %zmm11, %zmm13
+	vmovdqu64	1168(%rdi), %zmm21
+	vpxorq	1920(%rdi,%r9,1), %zmm11, %zmm14
+	vmovdqu64	1232(%rdi), %zmm22
+	vpxorq	1984(%rdi,%r9,1), %zmm11, %zmm15
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpxorq	2048(%rdi,%r9,1), %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vmovdqa64	%zmm12, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm16, %zmm13, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-256(%rcx), %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 1040(%rdi), %zmm13, %zmm16
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1040(%rdi), %zmm13, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$1, 1040(%rdi), %zmm13, %zmm18
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$16, 1040(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm17, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm13, %zmm18, %zmm12
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm21, %zmm12
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-384(%rcx), %zmm13
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-320(%rcx), %zmm15
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 912(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$17, 912(%rdi), %zmm13, %zmm17
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 912(%rdi), %zmm13, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 912(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm20, %zmm17, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm13, %zmm18, %zmm12
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm15, %zmm21, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-512(%rcx), %zmm13
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 784(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 784(%rdi), %zmm13, %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, 784(%rdi), %zmm13, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpclmulqdq	$16, 784(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm16, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm19, %zmm17, %zmm11
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpternlogd	$150, %zmm13, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm15, %zmm20, %zmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %zmm12, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpsrldq	$8, %zmm12, %zmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm14, %ymm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%ymm10, %ymm14, %ymm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm14, %xmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm14, %xmm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm11, %ymm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm14, %xmm10
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm14, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm11, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm14, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm23, %zmm22
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm27, %zmm24, %zmm23
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqa64	%zmm25, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	-192(%rcx), %zmm19
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	1040(%rdi), %zmm21
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm19, %zmm30
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	-384(%rcx), %zmm19
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-320(%rcx), %zmm20
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	912(%rdi), %zmm21
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -14290,249 +15893,248 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	-128(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vmovdqu64	-64(%rcx), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vmovdqu64	1168(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vmovdqu64	1232(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm9, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$1, 1168(%rdi), %zmm9, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$16, 1168(%rdi), %zmm9, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vmovdqa64	%zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-256(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm10
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm18
-	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm19
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm20
-	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, %zmm19, %zmm17, %zmm13
-	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, %zmm11, %zmm10, %zmm14
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	-384(%rcx), %zmm11
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	-320(%rcx), %zmm15
-	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-512(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm19, %zmm17, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm11, %zmm10, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti64x4	$1, %zmm12, %ymm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vmovdqa64	%zmm24, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm20, %zmm23, %zmm23
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	-192(%rcx), %zmm24
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm19
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm29
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
+	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
+	vpternlogd	$150, %zmm29, %zmm28, %zmm22
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpternlogd	$150, %zmm20, %zmm19, %zmm23
+	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vmovdqu64	-384(%rcx), %zmm20
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vmovdqu64	-320(%rcx), %zmm24
+	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
+	vmovdqu64	912(%rdi), %zmm25
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vmovdqu64	976(%rdi), %zmm26
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	848(%rdi), %zmm24
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -14553,262 +16155,261 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, 1680(%rdi)
 	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6:
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192:
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	-64(%rcx), %zmm11
+	vmovdqu64	-64(%rcx), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vmovdqu64	1232(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm9, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$1, 1168(%rdi), %zmm9, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$16, 1168(%rdi), %zmm9, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vmovdqa64	%zmm14, %zmm14
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-256(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vmovdqu64	-384(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	-512(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm10, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm12, %xmm12
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vmovdqa64	%zmm24, %zmm23
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vpxorq	%zmm20, %zmm23, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	-192(%rcx), %zmm24
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	-384(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vmovdqu64	-320(%rcx), %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm25, %zmm19, %zmm30
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	848(%rdi), %zmm24
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm21, %xmm0
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -14823,241 +16424,240 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%r10, %rax
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_192:
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	-64(%rcx), %zmm11
+	vmovdqu64	-64(%rcx), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vmovdqu64	1232(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm9, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$1, 1168(%rdi), %zmm9, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$16, 1168(%rdi), %zmm9, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vmovdqa64	%zmm14, %zmm14
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-256(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vmovdqu64	-384(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	-512(%rcx), %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm10, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm12, %xmm12
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vmovdqa64	%zmm24, %zmm23
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vpxorq	%zmm20, %zmm23, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	-192(%rcx), %zmm24
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	-384(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vmovdqu64	-320(%rcx), %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm25, %zmm19, %zmm30
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	848(%rdi), %zmm24
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm21, %xmm0
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -15070,18 +16670,18 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_192:
-	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm11, %xmm11
+	vmovdqa64	(%rdi), %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vmovdqa64	16(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	32(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	%xmm11, 1728(%rdi)
+	vmovdqa64	%xmm11, 1744(%rdi)
+	vmovdqa64	%xmm11, 1760(%rdi)
+	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1656(%rdi)
@@ -15089,8 +16689,481 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_drain_alone192
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1d_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vmovdqu64	-64(%rax), %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm11
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$1, %zmm9, %zmm7, %zmm13
+	vpclmulqdq	$16, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm14
+	vpclmulqdq	$1, %zmm10, %zmm8, %zmm15
+	vpclmulqdq	$16, %zmm10, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm11, %zmm9
+	vpxorq	%zmm14, %zmm12, %zmm10
+	vmovdqa64	%zmm13, %zmm11
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vpternlogd	$150, %zmm15, %zmm7, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm8
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm12
+	vmovdqu64	-192(%rax), %zmm13
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm12, %zmm7, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm7, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm7, %zmm16
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vpclmulqdq	$16, %zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm17
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vpternlogd	$150, %zmm12, %zmm14, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vpternlogd	$150, %zmm17, %zmm15, %zmm10
+	vpternlogd	$150, %zmm7, %zmm16, %zmm11
+	vpternlogd	$150, %zmm8, %zmm18, %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm12
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-320(%rax), %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm7, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm7, %zmm15
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vpclmulqdq	$1, %zmm12, %zmm7, %zmm16
+	vpclmulqdq	$16, %zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm12
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vpternlogd	$150, %zmm12, %zmm14, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm10
+	vpternlogd	$150, %zmm7, %zmm16, %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpternlogd	$150, %zmm8, %zmm18, %zmm11
+	vmovdqu64	-512(%rcx), %zmm7
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-512(%rax), %zmm2
+	vmovdqu64	-448(%rax), %zmm12
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm2, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm2, %zmm7, %zmm14
+	vpclmulqdq	$1, %zmm2, %zmm7, %zmm15
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm2, %zmm7, %zmm2
+	vpclmulqdq	$0, %zmm12, %zmm8, %zmm7
+	vpclmulqdq	$17, %zmm12, %zmm8, %zmm16
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$1, %zmm12, %zmm8, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm8, %zmm8
+	vpternlogd	$150, %zmm7, %zmm13, %zmm9
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm16, %zmm14, %zmm10
+	vpternlogd	$150, %zmm2, %zmm15, %zmm11
+	vpternlogd	$150, %zmm8, %zmm17, %zmm11
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr10_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$1, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$16, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr10_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr10_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr1192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr1192:
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vextracti64x4	$1, %zmm9, %ymm0
+	vpxorq	%ymm0, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm9, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceddr1192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1d_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2d_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm7
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-128(%rcx), %zmm8
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-64(%rcx), %zmm9
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-128(%rax), %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vmovdqu64	-64(%rax), %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm12
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$1, %zmm10, %zmm8, %zmm14
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm15
+	vpclmulqdq	$1, %zmm11, %zmm9, %zmm16
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, %zmm11, %zmm9, %zmm9
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm15, %zmm13, %zmm11
+	vmovdqa64	%zmm14, %zmm12
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vpternlogd	$150, %zmm16, %zmm8, %zmm12
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vmovdqu64	-256(%rcx), %zmm8
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-192(%rcx), %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-256(%rax), %zmm13
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-192(%rax), %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm15
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm16
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm17
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm14, %zmm9, %zmm13
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm14, %zmm9, %zmm18
+	vpclmulqdq	$1, %zmm14, %zmm9, %zmm19
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, %zmm14, %zmm9, %zmm9
+	vpternlogd	$150, %zmm13, %zmm15, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vpternlogd	$150, %zmm8, %zmm17, %zmm12
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpternlogd	$150, %zmm9, %zmm19, %zmm12
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-384(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vmovdqu64	-320(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-384(%rax), %zmm13
+	vmovdqu64	-320(%rax), %zmm14
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm13, %zmm8, %zmm15
+	vpclmulqdq	$17, %zmm13, %zmm8, %zmm16
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vpclmulqdq	$1, %zmm13, %zmm8, %zmm17
+	vpclmulqdq	$16, %zmm13, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm14, %zmm9, %zmm13
+	vpclmulqdq	$17, %zmm14, %zmm9, %zmm18
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$1, %zmm14, %zmm9, %zmm19
+	vpclmulqdq	$16, %zmm14, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vpternlogd	$150, %zmm13, %zmm15, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vpternlogd	$150, %zmm8, %zmm17, %zmm12
+	vpternlogd	$150, %zmm9, %zmm19, %zmm12
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-512(%rcx), %zmm8
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-448(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-512(%rax), %zmm2
+	vmovdqu64	-448(%rax), %zmm13
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm2, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm2, %zmm8, %zmm15
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm8, %zmm16
+	vpclmulqdq	$16, %zmm2, %zmm8, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm13, %zmm9, %zmm8
+	vpclmulqdq	$17, %zmm13, %zmm9, %zmm17
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$1, %zmm13, %zmm9, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm8, %zmm14, %zmm10
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm2, %zmm16, %zmm12
+	vpternlogd	$150, %zmm9, %zmm18, %zmm12
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vpxorq	%zmm7, %zmm12, %zmm12
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr20_192
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr21_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr21_192
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr21_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr20_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr20_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr20_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr2192:
+	vpslldq	$8, %zmm12, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vpsrldq	$8, %zmm12, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vmovdqa64	%xmm10, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceddr2192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2d_192:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_bigd192
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4d_192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -15138,29 +17211,31 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpxorq	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm12
+	vmovdqu64	-128(%rax), %zmm12
 	vbroadcasti32x4	16(%rdi), %zmm2
-	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm13
+	vmovdqu64	-64(%rax), %zmm13
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$1, -128(%rax), %zmm10, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm14
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$16, -128(%rax), %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm16
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm16
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm12
 	vbroadcasti32x4	32(%rdi), %zmm2
-	vpclmulqdq	$1, -64(%rax), %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm17
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$16, -64(%rax), %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm18
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpxorq	%zmm15, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpxorq	%zmm16, %zmm13, %zmm13
+	vpxorq	%zmm12, %zmm14, %zmm12
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vmovdqa64	%zmm14, %zmm14
+	vpxorq	%zmm17, %zmm15, %zmm13
+	vmovdqa64	%zmm16, %zmm14
 	vbroadcasti32x4	48(%rdi), %zmm2
-	vpternlogd	$150, %zmm17, %zmm10, %zmm14
+	vpternlogd	$150, %zmm18, %zmm10, %zmm14
 	vaesenc	%zmm2, %zmm3, %zmm3
 	vpxorq	%zmm11, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm4, %zmm4
@@ -15172,29 +17247,31 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vbroadcasti32x4	64(%rdi), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$0, -256(%rax), %zmm10, %zmm15
+	vmovdqu64	-256(%rax), %zmm15
+	vmovdqu64	-192(%rax), %zmm16
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$17, -256(%rax), %zmm10, %zmm16
+	vpclmulqdq	$0, %zmm15, %zmm10, %zmm17
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$1, -256(%rax), %zmm10, %zmm17
+	vpclmulqdq	$17, %zmm15, %zmm10, %zmm18
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$16, -256(%rax), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm15, %zmm10, %zmm19
 	vbroadcasti32x4	80(%rdi), %zmm2
-	vpclmulqdq	$0, -192(%rax), %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm15, %zmm10, %zmm10
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$17, -192(%rax), %zmm11, %zmm19
+	vpclmulqdq	$0, %zmm16, %zmm11, %zmm15
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$1, -192(%rax), %zmm11, %zmm20
+	vpclmulqdq	$17, %zmm16, %zmm11, %zmm20
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, -192(%rax), %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm16, %zmm11, %zmm21
+	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
+	vpternlogd	$150, %zmm15, %zmm17, %zmm12
 	vbroadcasti32x4	96(%rdi), %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
+	vpternlogd	$150, %zmm20, %zmm18, %zmm13
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpternlogd	$150, %zmm10, %zmm17, %zmm14
+	vpternlogd	$150, %zmm10, %zmm19, %zmm14
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vpternlogd	$150, %zmm11, %zmm21, %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vmovdqu64	-384(%rcx), %zmm10
 	vaesenc	%zmm2, %zmm6, %zmm6
@@ -15203,68 +17280,72 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu64	-320(%rcx), %zmm11
 	vaesenc	%zmm2, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-384(%rax), %zmm15
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$0, -384(%rax), %zmm10, %zmm15
+	vmovdqu64	-320(%rax), %zmm16
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$17, -384(%rax), %zmm10, %zmm16
+	vpclmulqdq	$0, %zmm15, %zmm10, %zmm17
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$1, -384(%rax), %zmm10, %zmm17
+	vpclmulqdq	$17, %zmm15, %zmm10, %zmm18
 	vbroadcasti32x4	128(%rdi), %zmm2
-	vpclmulqdq	$16, -384(%rax), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm15, %zmm10, %zmm19
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$0, -320(%rax), %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm15, %zmm10, %zmm10
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$17, -320(%rax), %zmm11, %zmm19
+	vpclmulqdq	$0, %zmm16, %zmm11, %zmm15
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$1, -320(%rax), %zmm11, %zmm20
+	vpclmulqdq	$17, %zmm16, %zmm11, %zmm20
+	vpclmulqdq	$1, %zmm16, %zmm11, %zmm21
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$16, -320(%rax), %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
 	vbroadcasti32x4	144(%rdi), %zmm2
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
+	vpternlogd	$150, %zmm15, %zmm17, %zmm12
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
+	vpternlogd	$150, %zmm20, %zmm18, %zmm13
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpternlogd	$150, %zmm10, %zmm17, %zmm14
+	vpternlogd	$150, %zmm10, %zmm19, %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vpternlogd	$150, %zmm11, %zmm21, %zmm14
 	vaesenc	%zmm2, %zmm6, %zmm6
 	vmovdqu64	-512(%rcx), %zmm10
 	vbroadcasti32x4	160(%rdi), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm2, %zmm3, %zmm3
 	vpxorq	%zmm0, %zmm10, %zmm10
-	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm3, %zmm3
 	vmovdqu64	-448(%rcx), %zmm11
-	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vmovdqu64	-512(%rax), %zmm15
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, -512(%rax), %zmm10, %zmm2
+	vmovdqu64	-448(%rax), %zmm2
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpclmulqdq	$17, -512(%rax), %zmm10, %zmm15
+	vpclmulqdq	$0, %zmm15, %zmm10, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, -512(%rax), %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm15, %zmm10, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, -512(%rax), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm15, %zmm10, %zmm18
+	vpclmulqdq	$16, %zmm15, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, -448(%rax), %zmm11, %zmm17
+	vpclmulqdq	$0, %zmm2, %zmm11, %zmm15
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, -448(%rax), %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm2, %zmm11, %zmm19
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$1, -448(%rax), %zmm11, %zmm19
+	vpclmulqdq	$1, %zmm2, %zmm11, %zmm20
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, -448(%rax), %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm2, %zmm11, %zmm2
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm2, %zmm12
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm15, %zmm13
+	vpternlogd	$150, %zmm19, %zmm17, %zmm13
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm10, %zmm16, %zmm14
-	vpternlogd	$150, %zmm11, %zmm19, %zmm14
+	vpternlogd	$150, %zmm10, %zmm18, %zmm14
+	vpternlogd	$150, %zmm2, %zmm20, %zmm14
 	vpxorq	%zmm7, %zmm12, %zmm12
 	vpxorq	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm9, %zmm14, %zmm14
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_192
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr40_192
 	vmovdqu64	(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -15278,7 +17359,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_192
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr41_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -15292,7 +17373,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_192
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr42_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -15305,9 +17386,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm0, %zmm14, %zmm14
 	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds3_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr43_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15324,7 +17405,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr43_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm12, %zmm12
@@ -15334,20 +17415,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$16, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr43_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr43_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_192
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr43_192
 	vmovdqu64	%zmm6, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_192:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr43_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr40_192:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15364,7 +17445,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr40_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm4
 	vpxorq	%zmm4, %zmm12, %zmm12
@@ -15374,22 +17455,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$16, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr40_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr40_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_192
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr40_192
 	vmovdqu64	%zmm3, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_192:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr40_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr41_192:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15406,7 +17487,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr41_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm12, %zmm12
@@ -15416,22 +17497,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr41_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr41_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_192
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr41_192
 	vmovdqu64	%zmm4, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_192:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr41_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partdr42_192:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15448,7 +17529,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr42_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm12, %zmm12
@@ -15458,20 +17539,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$16, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingdr42_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr42_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_192
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr42_192
 	vmovdqu64	%zmm5, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_192:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholedr42_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducedr4192:
 	vpslldq	$8, %zmm14, %zmm0
 	vpxorq	%zmm0, %zmm12, %zmm12
 	vpsrldq	$8, %zmm14, %zmm0
@@ -15492,9 +17573,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm0, %xmm12, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedds192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceddr4192:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_bigd192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4d_192:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -15548,44 +17629,46 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpxorq	%zmm2, %zmm6, %zmm6
-	vpxorq	%zmm2, %zmm7, %zmm7
 	vmovdqu64	-64(%rcx), %zmm15
+	vpxorq	%zmm2, %zmm7, %zmm7
 	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm2, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vmovdqu64	-128(%rax), %zmm16
 	vpxorq	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, -128(%rax), %zmm14, %zmm16
 	vbroadcasti32x4	16(%rdi), %zmm2
+	vmovdqu64	-64(%rax), %zmm17
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$17, -128(%rax), %zmm14, %zmm17
 	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm18
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$1, -128(%rax), %zmm14, %zmm18
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm19
 	vaesenc	%zmm2, %zmm6, %zmm6
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpclmulqdq	$16, -128(%rax), %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm16, %zmm14, %zmm20
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$0, -64(%rax), %zmm15, %zmm19
+	vpclmulqdq	$16, %zmm16, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm15, %zmm20
+	vpclmulqdq	$0, %zmm17, %zmm15, %zmm16
 	vbroadcasti32x4	32(%rdi), %zmm2
+	vpclmulqdq	$17, %zmm17, %zmm15, %zmm21
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$1, -64(%rax), %zmm15, %zmm21
 	vaesenc	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$1, %zmm17, %zmm15, %zmm22
 	vaesenc	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, -64(%rax), %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$16, %zmm17, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm16
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm20, %zmm17, %zmm17
 	vaesenc	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm19, %zmm17
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vmovdqa64	%zmm18, %zmm18
+	vmovdqa64	%zmm20, %zmm18
 	vbroadcasti32x4	48(%rdi), %zmm2
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpternlogd	$150, %zmm21, %zmm14, %zmm18
+	vpternlogd	$150, %zmm22, %zmm14, %zmm18
 	vaesenc	%zmm2, %zmm4, %zmm4
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vpxorq	%zmm15, %zmm18, %zmm18
@@ -15595,88 +17678,92 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
 	vmovdqu64	-192(%rcx), %zmm15
+	vaesenc	%zmm2, %zmm10, %zmm10
 	vbroadcasti32x4	64(%rdi), %zmm2
-	vaesenc	%zmm2, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-256(%rax), %zmm19
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$0, -256(%rax), %zmm14, %zmm19
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vmovdqu64	-192(%rax), %zmm20
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$17, -256(%rax), %zmm14, %zmm20
 	vaesenc	%zmm2, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm19, %zmm14, %zmm21
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$1, -256(%rax), %zmm14, %zmm21
+	vpclmulqdq	$17, %zmm19, %zmm14, %zmm22
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$16, -256(%rax), %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm19, %zmm14, %zmm23
 	vbroadcasti32x4	80(%rdi), %zmm2
+	vpclmulqdq	$16, %zmm19, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vpclmulqdq	$0, -192(%rax), %zmm15, %zmm22
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$17, -192(%rax), %zmm15, %zmm23
+	vpclmulqdq	$0, %zmm20, %zmm15, %zmm19
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$1, -192(%rax), %zmm15, %zmm24
+	vpclmulqdq	$17, %zmm20, %zmm15, %zmm24
 	vaesenc	%zmm2, %zmm7, %zmm7
+	vpclmulqdq	$1, %zmm20, %zmm15, %zmm25
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$16, -192(%rax), %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm9, %zmm9
+	vpclmulqdq	$16, %zmm20, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpternlogd	$150, %zmm22, %zmm19, %zmm16
+	vpternlogd	$150, %zmm19, %zmm21, %zmm16
 	vbroadcasti32x4	96(%rdi), %zmm2
-	vpternlogd	$150, %zmm23, %zmm20, %zmm17
 	vaesenc	%zmm2, %zmm3, %zmm3
+	vpternlogd	$150, %zmm24, %zmm22, %zmm17
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpternlogd	$150, %zmm14, %zmm21, %zmm18
+	vpternlogd	$150, %zmm14, %zmm23, %zmm18
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm24, %zmm18
+	vpternlogd	$150, %zmm15, %zmm25, %zmm18
 	vaesenc	%zmm2, %zmm7, %zmm7
 	vaesenc	%zmm2, %zmm8, %zmm8
 	vmovdqu64	-384(%rcx), %zmm14
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vaesenc	%zmm2, %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm10, %zmm10
 	vbroadcasti32x4	112(%rdi), %zmm2
 	vmovdqu64	-320(%rcx), %zmm15
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm4, %zmm4
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vmovdqu64	-384(%rax), %zmm19
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, -384(%rax), %zmm14, %zmm19
+	vmovdqu64	-320(%rax), %zmm20
 	vaesenc	%zmm2, %zmm7, %zmm7
 	vaesenc	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$17, -384(%rax), %zmm14, %zmm20
+	vpclmulqdq	$0, %zmm19, %zmm14, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpclmulqdq	$1, -384(%rax), %zmm14, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm19, %zmm14, %zmm22
 	vbroadcasti32x4	128(%rdi), %zmm2
-	vpclmulqdq	$16, -384(%rax), %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm19, %zmm14, %zmm23
 	vaesenc	%zmm2, %zmm3, %zmm3
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpclmulqdq	$0, -320(%rax), %zmm15, %zmm22
+	vpclmulqdq	$16, %zmm19, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm20, %zmm15, %zmm19
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$17, -320(%rax), %zmm15, %zmm23
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpclmulqdq	$1, -320(%rax), %zmm15, %zmm24
+	vpclmulqdq	$17, %zmm20, %zmm15, %zmm24
 	vaesenc	%zmm2, %zmm8, %zmm8
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpclmulqdq	$16, -320(%rax), %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm15, %zmm25
 	vaesenc	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm20, %zmm15, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm2
-	vpternlogd	$150, %zmm22, %zmm19, %zmm16
 	vaesenc	%zmm2, %zmm3, %zmm3
+	vpternlogd	$150, %zmm19, %zmm21, %zmm16
 	vaesenc	%zmm2, %zmm4, %zmm4
-	vpternlogd	$150, %zmm23, %zmm20, %zmm17
+	vpternlogd	$150, %zmm24, %zmm22, %zmm17
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vpternlogd	$150, %zmm14, %zmm21, %zmm18
+	vpternlogd	$150, %zmm14, %zmm23, %zmm18
 	vaesenc	%zmm2, %zmm7, %zmm7
-	vpternlogd	$150, %zmm15, %zmm24, %zmm18
+	vpternlogd	$150, %zmm15, %zmm25, %zmm18
 	vaesenc	%zmm2, %zmm8, %zmm8
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vmovdqu64	-512(%rcx), %zmm14
@@ -15684,46 +17771,48 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vbroadcasti32x4	160(%rdi), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm3, %zmm3
-	vaesenc	%zmm2, %zmm4, %zmm4
 	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm4, %zmm4
 	vaesenc	%zmm2, %zmm5, %zmm5
 	vmovdqu64	-448(%rcx), %zmm15
 	vaesenc	%zmm2, %zmm6, %zmm6
-	vaesenc	%zmm2, %zmm7, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm7, %zmm7
 	vaesenc	%zmm2, %zmm8, %zmm8
+	vmovdqu64	-512(%rax), %zmm19
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpclmulqdq	$0, -512(%rax), %zmm14, %zmm19
 	vaesenc	%zmm2, %zmm10, %zmm10
+	vmovdqu64	-448(%rax), %zmm2
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpclmulqdq	$17, -512(%rax), %zmm14, %zmm2
+	vpclmulqdq	$0, %zmm19, %zmm14, %zmm20
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, -512(%rax), %zmm14, %zmm20
+	vpclmulqdq	$17, %zmm19, %zmm14, %zmm21
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, -512(%rax), %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm19, %zmm14, %zmm22
 	vaesenc	%zmm0, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, -448(%rax), %zmm15, %zmm21
+	vpclmulqdq	$16, %zmm19, %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm2, %zmm15, %zmm19
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, -448(%rax), %zmm15, %zmm22
 	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm2, %zmm15, %zmm23
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$1, -448(%rax), %zmm15, %zmm23
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, -448(%rax), %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm2, %zmm15, %zmm24
 	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, %zmm2, %zmm15, %zmm2
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm21, %zmm19, %zmm16
 	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm22, %zmm2, %zmm17
+	vpternlogd	$150, %zmm23, %zmm21, %zmm17
 	vaesenclast	%zmm0, %zmm8, %zmm8
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm14, %zmm20, %zmm18
+	vpternlogd	$150, %zmm14, %zmm22, %zmm18
 	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm15, %zmm23, %zmm18
+	vpternlogd	$150, %zmm2, %zmm24, %zmm18
 	vpxorq	%zmm11, %zmm16, %zmm16
 	vpxorq	%zmm12, %zmm17, %zmm17
 	vpxorq	%zmm13, %zmm18, %zmm18
@@ -16208,68 +18297,76 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vmovdqu64	-64(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpclmulqdq	$0, -128(%rax), %zmm2, %zmm7
-	vpclmulqdq	$17, -128(%rax), %zmm2, %zmm8
-	vpclmulqdq	$1, -128(%rax), %zmm2, %zmm9
-	vpclmulqdq	$16, -128(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm11
-	vpclmulqdq	$1, -64(%rax), %zmm6, %zmm12
-	vpclmulqdq	$16, -64(%rax), %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm11, %zmm8, %zmm8
-	vmovdqa64	%zmm9, %zmm9
-	vpternlogd	$150, %zmm12, %zmm2, %zmm9
+	vmovdqu64	-128(%rax), %zmm7
+	vmovdqu64	-64(%rax), %zmm8
+	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
+	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
+	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
+	vpclmulqdq	$16, %zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm7
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm12
+	vpclmulqdq	$1, %zmm8, %zmm6, %zmm13
+	vpclmulqdq	$16, %zmm8, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm9, %zmm7
+	vpxorq	%zmm12, %zmm10, %zmm8
+	vmovdqa64	%zmm11, %zmm9
+	vpternlogd	$150, %zmm13, %zmm2, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vmovdqu64	-256(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vmovdqu64	-192(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpclmulqdq	$0, -256(%rax), %zmm2, %zmm10
-	vpclmulqdq	$17, -256(%rax), %zmm2, %zmm11
-	vpclmulqdq	$1, -256(%rax), %zmm2, %zmm12
-	vpclmulqdq	$16, -256(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -192(%rax), %zmm6, %zmm13
-	vpclmulqdq	$17, -192(%rax), %zmm6, %zmm14
-	vpclmulqdq	$1, -192(%rax), %zmm6, %zmm15
-	vpclmulqdq	$16, -192(%rax), %zmm6, %zmm6
-	vpternlogd	$150, %zmm13, %zmm10, %zmm7
-	vpternlogd	$150, %zmm14, %zmm11, %zmm8
-	vpternlogd	$150, %zmm2, %zmm12, %zmm9
-	vpternlogd	$150, %zmm6, %zmm15, %zmm9
+	vmovdqu64	-256(%rax), %zmm10
+	vmovdqu64	-192(%rax), %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm2, %zmm12
+	vpclmulqdq	$17, %zmm10, %zmm2, %zmm13
+	vpclmulqdq	$1, %zmm10, %zmm2, %zmm14
+	vpclmulqdq	$16, %zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm11, %zmm6, %zmm10
+	vpclmulqdq	$17, %zmm11, %zmm6, %zmm15
+	vpclmulqdq	$1, %zmm11, %zmm6, %zmm16
+	vpclmulqdq	$16, %zmm11, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm12, %zmm7
+	vpternlogd	$150, %zmm15, %zmm13, %zmm8
+	vpternlogd	$150, %zmm2, %zmm14, %zmm9
+	vpternlogd	$150, %zmm6, %zmm16, %zmm9
 	vmovdqu64	-384(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vmovdqu64	-320(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpclmulqdq	$0, -384(%rax), %zmm2, %zmm10
-	vpclmulqdq	$17, -384(%rax), %zmm2, %zmm11
-	vpclmulqdq	$1, -384(%rax), %zmm2, %zmm12
-	vpclmulqdq	$16, -384(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -320(%rax), %zmm6, %zmm13
-	vpclmulqdq	$17, -320(%rax), %zmm6, %zmm14
-	vpclmulqdq	$1, -320(%rax), %zmm6, %zmm15
-	vpclmulqdq	$16, -320(%rax), %zmm6, %zmm6
-	vpternlogd	$150, %zmm13, %zmm10, %zmm7
-	vpternlogd	$150, %zmm14, %zmm11, %zmm8
-	vpternlogd	$150, %zmm2, %zmm12, %zmm9
-	vpternlogd	$150, %zmm6, %zmm15, %zmm9
+	vmovdqu64	-384(%rax), %zmm10
+	vmovdqu64	-320(%rax), %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm2, %zmm12
+	vpclmulqdq	$17, %zmm10, %zmm2, %zmm13
+	vpclmulqdq	$1, %zmm10, %zmm2, %zmm14
+	vpclmulqdq	$16, %zmm10, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm11, %zmm6, %zmm10
+	vpclmulqdq	$17, %zmm11, %zmm6, %zmm15
+	vpclmulqdq	$1, %zmm11, %zmm6, %zmm16
+	vpclmulqdq	$16, %zmm11, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm12, %zmm7
+	vpternlogd	$150, %zmm15, %zmm13, %zmm8
+	vpternlogd	$150, %zmm2, %zmm14, %zmm9
+	vpternlogd	$150, %zmm6, %zmm16, %zmm9
 	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vmovdqu64	-448(%rcx), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$0, -512(%rax), %zmm2, %zmm6
-	vpclmulqdq	$17, -512(%rax), %zmm2, %zmm10
-	vpclmulqdq	$1, -512(%rax), %zmm2, %zmm11
-	vpclmulqdq	$16, -512(%rax), %zmm2, %zmm2
-	vpclmulqdq	$0, -448(%rax), %zmm0, %zmm12
-	vpclmulqdq	$17, -448(%rax), %zmm0, %zmm13
-	vpclmulqdq	$1, -448(%rax), %zmm0, %zmm14
-	vpclmulqdq	$16, -448(%rax), %zmm0, %zmm0
-	vpternlogd	$150, %zmm12, %zmm6, %zmm7
-	vpternlogd	$150, %zmm13, %zmm10, %zmm8
-	vpternlogd	$150, %zmm2, %zmm11, %zmm9
-	vpternlogd	$150, %zmm0, %zmm14, %zmm9
+	vmovdqu64	-512(%rax), %zmm6
+	vmovdqu64	-448(%rax), %zmm10
+	vpclmulqdq	$0, %zmm6, %zmm2, %zmm11
+	vpclmulqdq	$17, %zmm6, %zmm2, %zmm12
+	vpclmulqdq	$1, %zmm6, %zmm2, %zmm13
+	vpclmulqdq	$16, %zmm6, %zmm2, %zmm2
+	vpclmulqdq	$0, %zmm10, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm10, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm10, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm10, %zmm0, %zmm0
+	vpternlogd	$150, %zmm6, %zmm11, %zmm7
+	vpternlogd	$150, %zmm14, %zmm12, %zmm8
+	vpternlogd	$150, %zmm2, %zmm13, %zmm9
+	vpternlogd	$150, %zmm0, %zmm15, %zmm9
 	vpxorq	%zmm3, %zmm7, %zmm7
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpxorq	%zmm5, %zmm9, %zmm9
@@ -16297,8 +18394,338 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_empty192
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm2
+	vmovdqu8	%zmm2, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm2{%k1}{z}
+	vmovdqu8	%zmm2, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr10_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$1, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$16, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer10_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer10_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer1192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr1192
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer1192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer1192:
+	vpslldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr1192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm7
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr20_192
+	vmovdqu64	(%rsi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr21_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$1, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer21_192
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer21_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm2
+	vmovdqu8	%zmm2, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm2{%k1}{z}
+	vmovdqu8	%zmm2, %zmm4{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr20_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer20_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer20_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr2192
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer2192:
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr2192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2_192:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big192
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4_192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -16403,7 +18830,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm2, %zmm5, %zmm5
 	vaesenclast	%zmm2, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts0_192
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr40_192
 	vmovdqu64	(%rsi), %zmm2
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -16418,7 +18845,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts1_192
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr41_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -16432,7 +18859,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts2_192
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr42_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -16445,9 +18872,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm0, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts3_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr43_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -16464,7 +18891,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings3_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr43_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -16474,20 +18901,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings3_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr43_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes3_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer43_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes3_192
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer43_192
 	vmovdqu64	%zmm6, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes3_192:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts0_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer43_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr40_192:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -16504,7 +18931,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm2, %zmm2{%k1}{z}
 	vmovdqu8	%zmm2, %zmm4{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings0_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr40_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm4, %zmm5
@@ -16515,26 +18942,26 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
 	vpxorq	%zmm4, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings0_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr40_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes0_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer40_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes0_192
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer40_192
 	vmovdqu64	%zmm3, 1408(%rdi)
 	vmovdqu64	%zmm2, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes0_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer40_192:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces192
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4192
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceds192
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts1_192:
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr4192
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr41_192:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -16551,7 +18978,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings1_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr41_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -16561,22 +18988,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings1_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr41_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes1_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer41_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes1_192
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer41_192
 	vmovdqu64	%zmm4, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes1_192:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_parts2_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer41_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partr42_192:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -16593,7 +19020,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings2_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr42_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -16603,20 +19030,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendings2_192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingr42_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes2_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer42_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes2_192
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer42_192
 	vmovdqu64	%zmm5, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholes2_192:
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduces192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholer42_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducer4192:
 	vpslldq	$8, %zmm9, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vpsrldq	$8, %zmm9, %zmm0
@@ -16637,9 +19064,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm0, %xmm7, %xmm7
 	vpxorq	%xmm8, %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm0
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceds192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedr4192:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4_192:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -17307,6 +19734,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm22, %xmm22, %xmm22
 	vpxorq	%xmm23, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -17490,6 +19924,15 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vbroadcasti32x4	112(%rdi), %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm5
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vbroadcasti32x4	192(%rdi), %zmm8
+	vbroadcasti32x4	208(%rdi), %zmm9
+	vbroadcasti32x4	224(%rdi), %zmm10
 .Laesgen_vaes512_gcm_r2_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain256
@@ -17504,233 +19947,225 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
-	vmovdqu64	384(%rsi), %zmm7
-	vmovdqu64	1792(%rdi,%r9,1), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	1856(%rdi,%r9,1), %zmm3
-	vmovdqu64	448(%rsi), %zmm10
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vmovdqu64	1920(%rdi,%r9,1), %zmm4
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$0, 1168(%rdi), %zmm7, %zmm11
-	vmovdqu64	1984(%rdi,%r9,1), %zmm5
-	vpclmulqdq	$17, 1168(%rdi), %zmm7, %zmm12
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	2048(%rdi,%r9,1), %zmm6
-	vpclmulqdq	$1, 1168(%rdi), %zmm7, %zmm13
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpclmulqdq	$16, 1168(%rdi), %zmm7, %zmm14
-	vmovdqu64	2112(%rdi,%r9,1), %zmm7
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpclmulqdq	$0, 1232(%rdi), %zmm10, %zmm15
-	vmovdqu64	2176(%rdi,%r9,1), %zmm8
-	vpclmulqdq	$17, 1232(%rdi), %zmm10, %zmm16
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	2240(%rdi,%r9,1), %zmm9
-	vpclmulqdq	$1, 1232(%rdi), %zmm10, %zmm17
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpclmulqdq	$16, 1232(%rdi), %zmm10, %zmm18
+	vmovdqu64	384(%rsi), %zmm19
+	vmovdqu64	1728(%rdi), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	1792(%rdi,%r9,1), %zmm11, %zmm12
+	vmovdqu64	448(%rsi), %zmm20
+	vpxorq	1856(%rdi,%r9,1), %zmm11, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	1920(%rdi,%r9,1), %zmm11, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpxorq	1984(%rdi,%r9,1), %zmm11, %zmm15
+	vpxorq	2048(%rdi,%r9,1), %zmm11, %zmm16
+	vmovdqu64	1232(%rdi), %zmm22
+	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpxorq	%zmm15, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqa64	%zmm13, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm14, %zmm13
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm18, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	256(%rsi), %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 1040(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 1040(%rdi), %zmm14, %zmm14
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm16, %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm20, %zmm17, %zmm12
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm14, %zmm18, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm15, %zmm21, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	128(%rsi), %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 912(%rdi), %zmm14, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 912(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm20, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm14, %zmm18, %zmm13
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm21, %zmm13
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vmovdqu64	(%rsi), %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm16
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 784(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, 784(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm10, %zmm11
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm14, %zmm17, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm15, %zmm20, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpslldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm11, %ymm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm11, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpshufd	$78, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm11, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm12, %xmm11, %xmm11
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm11, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm26, %zmm23, %zmm22
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm27, %zmm24, %zmm23
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqa64	%zmm25, %zmm24
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	320(%rsi), %zmm21
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	1104(%rdi), %zmm26
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpternlogd	$150, %zmm19, %zmm31, %zmm24
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vmovdqu64	128(%rsi), %zmm19
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vmovdqu64	192(%rsi), %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm21
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -17756,267 +20191,266 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vmovdqu64	384(%rsi), %zmm10
+	vmovdqu64	384(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	448(%rsi), %zmm11
+	vmovdqu64	448(%rsi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$0, 1168(%rdi), %zmm10, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 1168(%rdi), %zmm10, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$1, 1168(%rdi), %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$16, 1168(%rdi), %zmm10, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqa64	%zmm14, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	256(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm10
-	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm16
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm17
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm18
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm19
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm20
-	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vmovdqu64	128(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm13, %xmm10
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm26, %zmm23, %zmm22
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm27, %zmm24, %zmm23
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqa64	%zmm25, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	256(%rsi), %zmm20
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	320(%rsi), %zmm21
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	1104(%rdi), %zmm19
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm26
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm27
+	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm28
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm19, %zmm21, %zmm25
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm19, %zmm21, %zmm29
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm21, %zmm30
+	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
+	vpclmulqdq	$16, %zmm19, %zmm21, %zmm19
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm26, %zmm22
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
+	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
+	vmovdqu64	128(%rsi), %zmm20
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	192(%rsi), %zmm21
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -18037,280 +20471,279 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	movq	%r9, 1680(%rdi)
 	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done:
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256:
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vmovdqu64	384(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	448(%rsi), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	448(%rsi), %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$0, 1168(%rdi), %zmm10, %zmm12
+	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 1168(%rdi), %zmm10, %zmm13
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$1, 1168(%rdi), %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$16, 1168(%rdi), %zmm10, %zmm15
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqa64	%zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	256(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	128(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	(%rsi), %zmm11
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm26, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm27, %zmm24, %zmm23
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vmovdqa64	%zmm25, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	320(%rsi), %zmm21
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	128(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	192(%rsi), %zmm21
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm19
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm19, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -18325,259 +20758,258 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%r10, %rax
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_256:
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vmovdqu64	384(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	448(%rsi), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	448(%rsi), %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$0, 1168(%rdi), %zmm10, %zmm12
+	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 1168(%rdi), %zmm10, %zmm13
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$1, 1168(%rdi), %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$16, 1168(%rdi), %zmm10, %zmm15
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqa64	%zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	256(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	128(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	(%rsi), %zmm11
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm26, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm27, %zmm24, %zmm23
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vmovdqa64	%zmm25, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	320(%rsi), %zmm21
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	128(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	192(%rsi), %zmm21
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm19
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm19, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -18590,18 +21022,18 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_256
 .Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_256:
-	vpandq	.Laesgen_vaes512_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vpandq	.Laesgen_vaes512_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap128(%rip), %xmm11, %xmm11
+	vmovdqa64	(%rdi), %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vmovdqa64	16(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	32(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	%xmm11, 1728(%rdi)
+	vmovdqa64	%xmm11, 1744(%rdi)
+	vmovdqa64	%xmm11, 1760(%rdi)
+	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1656(%rdi)
@@ -18610,8 +21042,345 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_empty256
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over1_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	208(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	224(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr10_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$1, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$16, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer10_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer10_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer1256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr1256
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer1256
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer1256:
+	vpslldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr1256:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over1_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over2_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm7
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	208(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	224(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr20_256
+	vmovdqu64	(%rsi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm2
+	vmovdqu8	%zmm2, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr21_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$1, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer21_256
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer21_256:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm4{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr20_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer20_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer20_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr2256
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2256:
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr2256:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over2_256:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_big256
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over4_256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -18726,7 +21495,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm2, %zmm5, %zmm5
 	vaesenclast	%zmm2, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts0_256
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr40_256
 	vmovdqu64	(%rsi), %zmm2
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -18741,7 +21510,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm2, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts1_256
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr41_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -18755,7 +21524,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts2_256
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr42_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -18768,9 +21537,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm2, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts3_256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr43_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -18786,7 +21555,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm2, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings3_256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr43_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -18796,20 +21565,20 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings3_256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr43_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes3_256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer43_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes3_256
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer43_256
 	vmovdqu64	%zmm6, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes3_256:
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts0_256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer43_256:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr40_256:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -18825,7 +21594,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm4, (%rcx){%k1}
 	vmovdqu8	%zmm2, %zmm4{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings0_256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr40_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm4, %zmm5
@@ -18836,26 +21605,26 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
 	vpxorq	%zmm4, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings0_256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr40_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes0_256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer40_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes0_256
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer40_256
 	vmovdqu64	%zmm3, 1408(%rdi)
 	vmovdqu64	%zmm2, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes0_256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer40_256:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces256
+	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4256
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreduceds256
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts1_256:
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr4256
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr41_256:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -18871,7 +21640,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm2, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings1_256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr41_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -18881,22 +21650,22 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings1_256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr41_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes1_256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer41_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes1_256
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer41_256
 	vmovdqu64	%zmm4, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes1_256:
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts2_256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer41_256:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr42_256:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -18912,7 +21681,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm2, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings2_256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr42_256
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -18922,20 +21691,20 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings2_256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr42_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes2_256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer42_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes2_256
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer42_256
 	vmovdqu64	%zmm5, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes2_256:
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer42_256:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4256:
 	vpslldq	$8, %zmm9, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vpsrldq	$8, %zmm9, %zmm0
@@ -18956,9 +21725,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%xmm0, %xmm7, %xmm7
 	vpxorq	%xmm8, %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm0
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreduceds256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr4256:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_end256
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_big256:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over4_256:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -19631,6 +22400,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vbroadcasti32x4	64(%rdi), %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm5
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vbroadcasti32x4	144(%rdi), %zmm8
+	vbroadcasti32x4	160(%rdi), %zmm9
 .Laesgen_vaes512_gcm_r2_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain128
@@ -19644,198 +22421,191 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_128:
+	vmovdqu64	384(%rsi), %zmm17
 	shlq	$4, %r9
-	vmovdqu64	384(%rsi), %zmm6
-	vmovdqu64	1792(%rdi,%r9,1), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	448(%rsi), %zmm8
-	vmovdqu64	1856(%rdi,%r9,1), %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 1168(%rdi), %zmm6, %zmm9
-	vmovdqu64	1920(%rdi,%r9,1), %zmm4
-	vpclmulqdq	$17, 1168(%rdi), %zmm6, %zmm10
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$1, 1168(%rdi), %zmm6, %zmm11
-	vmovdqu64	1984(%rdi,%r9,1), %zmm5
-	vpclmulqdq	$16, 1168(%rdi), %zmm6, %zmm12
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 1232(%rdi), %zmm8, %zmm13
-	vmovdqu64	2048(%rdi,%r9,1), %zmm6
-	vpclmulqdq	$17, 1232(%rdi), %zmm8, %zmm14
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpclmulqdq	$1, 1232(%rdi), %zmm8, %zmm15
-	vmovdqu64	2112(%rdi,%r9,1), %zmm7
-	vpclmulqdq	$16, 1232(%rdi), %zmm8, %zmm16
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpxorq	%zmm13, %zmm9, %zmm13
-	vmovdqu64	2176(%rdi,%r9,1), %zmm8
-	vpxorq	%zmm14, %zmm10, %zmm14
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqa64	%zmm11, %zmm11
-	vmovdqu64	2240(%rdi,%r9,1), %zmm9
-	vpternlogd	$150, %zmm15, %zmm12, %zmm11
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm16, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vmovdqu64	1728(%rdi), %zmm10
+	vmovdqu64	448(%rsi), %zmm18
+	vpxorq	1792(%rdi,%r9,1), %zmm10, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpxorq	1856(%rdi,%r9,1), %zmm10, %zmm12
+	vmovdqu64	1168(%rdi), %zmm19
+	vmovdqu64	1232(%rdi), %zmm20
+	vpxorq	1920(%rdi,%r9,1), %zmm10, %zmm13
+	vpclmulqdq	$0, %zmm19, %zmm17, %zmm21
+	vpxorq	1984(%rdi,%r9,1), %zmm10, %zmm14
+	vpclmulqdq	$17, %zmm19, %zmm17, %zmm22
+	vpxorq	2048(%rdi,%r9,1), %zmm10, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm17, %zmm23
+	vpxorq	2112(%rdi,%r9,1), %zmm10, %zmm16
+	vpclmulqdq	$16, %zmm19, %zmm17, %zmm19
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm24
+	vpxorq	2176(%rdi,%r9,1), %zmm10, %zmm17
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm25
+	vpxorq	2240(%rdi,%r9,1), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vmovdqu64	256(%rsi), %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm12, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 1040(%rdi), %zmm12, %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, 1040(%rdi), %zmm12, %zmm18
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$16, 1040(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm20, %zmm17, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm12, %zmm18, %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm15, %zmm21, %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	128(%rsi), %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 912(%rdi), %zmm12, %zmm16
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, 912(%rdi), %zmm12, %zmm17
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$1, 912(%rdi), %zmm12, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, 912(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm20, %zmm17, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm12, %zmm18, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm21, %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	(%rsi), %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vpxorq	%zmm0, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 784(%rdi), %zmm12, %zmm16
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, 784(%rdi), %zmm12, %zmm17
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$1, 784(%rdi), %zmm12, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, 784(%rdi), %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm10, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm12, %zmm18, %zmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm20, %zmm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm11, %zmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpsrldq	$8, %zmm11, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm14, %ymm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm10, %ymm14, %ymm14
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm14, %xmm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm13, %xmm10
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm13, %xmm10
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm14, %xmm13, %xmm13
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm13, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpxorq	%zmm24, %zmm21, %zmm20
+	vpxorq	%zmm25, %zmm22, %zmm21
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqa64	%zmm23, %zmm22
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpternlogd	$150, %zmm26, %zmm19, %zmm22
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm18, %zmm22, %zmm22
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	256(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vmovdqu64	320(%rsi), %zmm19
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vmovdqu64	1040(%rdi), %zmm23
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vmovdqu64	1104(%rdi), %zmm24
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vmovdqu64	128(%rsi), %zmm18
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	192(%rsi), %zmm19
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vmovdqu64	912(%rdi), %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm24
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm29
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vmovdqu64	(%rsi), %zmm18
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vmovdqu64	784(%rdi), %zmm19
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	848(%rdi), %zmm23
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vextracti64x4	$1, %zmm20, %ymm0
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm20, %xmm0
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vextracti64x4	$1, %zmm21, %ymm0
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vpshufd	$78, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vmovdqa64	%xmm20, %xmm0
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -19861,231 +22631,231 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	384(%rsi), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vmovdqu64	384(%rsi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vmovdqu64	448(%rsi), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vmovdqu64	448(%rsi), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
+	vmovdqu64	1168(%rdi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	1232(%rdi), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, 1168(%rdi), %zmm8, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm18, %zmm17, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, 1168(%rdi), %zmm8, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm18, %zmm17, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vmovdqa64	%zmm14, %zmm14
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	256(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm10
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm20
-	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpternlogd	$150, %zmm10, %zmm17, %zmm13
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
-	vmovdqu64	128(%rsi), %zmm10
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vmovdqu64	192(%rsi), %zmm11
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpclmulqdq	$0, 912(%rdi), %zmm10, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpclmulqdq	$17, 912(%rdi), %zmm10, %zmm16
-	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpclmulqdq	$1, 912(%rdi), %zmm10, %zmm17
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
-	vpclmulqdq	$16, 912(%rdi), %zmm10, %zmm18
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpclmulqdq	$0, 976(%rdi), %zmm11, %zmm19
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 976(%rdi), %zmm11, %zmm20
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 976(%rdi), %zmm11, %zmm21
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 976(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm15, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm20, %zmm16, %zmm13
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpternlogd	$150, %zmm18, %zmm17, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm11, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	64(%rsi), %zmm10
-	vbroadcasti32x4	80(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vpclmulqdq	$0, 848(%rdi), %zmm10, %zmm18
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 848(%rdi), %zmm10, %zmm19
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$1, 848(%rdi), %zmm10, %zmm20
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, 848(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm10, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpsrldq	$8, %zmm14, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti64x4	$1, %zmm13, %ymm10
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm12, %xmm12
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
+	vbroadcasti32x4	(%rdi), %zmm18
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vpxorq	%zmm18, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vpxorq	%zmm18, %zmm11, %zmm11
+	vpxorq	%zmm18, %zmm12, %zmm12
+	vpxorq	%zmm25, %zmm21, %zmm20
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm18, %zmm14, %zmm14
+	vpxorq	%zmm18, %zmm15, %zmm15
+	vmovdqa64	%zmm23, %zmm22
+	vpxorq	%zmm18, %zmm16, %zmm16
+	vpternlogd	$150, %zmm27, %zmm24, %zmm22
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm22, %zmm22
+	vbroadcasti32x4	16(%rdi), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vmovdqu64	256(%rsi), %zmm19
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vmovdqu64	320(%rsi), %zmm23
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm25
+	vbroadcasti32x4	32(%rdi), %zmm18
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm24
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm29
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm10, %zmm10
+	vpclmulqdq	$1, %zmm25, %zmm23, %zmm18
+	vmovdqu64	%zmm10, 1792(%rdi,%rax,1)
+	vpclmulqdq	$16, %zmm25, %zmm23, %zmm23
+	vpxorq	1728(%rdi), %zmm10, %zmm10
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm26, %zmm20
+	vmovdqu64	%zmm11, 1856(%rdi,%rax,1)
+	vpternlogd	$150, %zmm29, %zmm27, %zmm21
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 1920(%rdi,%rax,1)
+	vpternlogd	$150, %zmm23, %zmm18, %zmm22
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	128(%rsi), %zmm18
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 1984(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vmovdqu64	192(%rsi), %zmm19
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 2048(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm23
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm24
+	vmovdqu64	%zmm15, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vmovdqu64	%zmm17, 2240(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm29
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vmovdqu64	(%rsi), %zmm18
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vmovdqu64	784(%rdi), %zmm19
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	848(%rdi), %zmm23
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm20, %ymm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm20, %xmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vmovdqa64	%xmm20, %xmm0
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -20106,244 +22876,244 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	movq	%r9, 1680(%rdi)
 	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done_2:
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128:
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	384(%rsi), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	448(%rsi), %zmm11
+	vmovdqu64	448(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
+	vmovdqu64	1168(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	1232(%rdi), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, 1168(%rdi), %zmm8, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$16, 1168(%rdi), %zmm8, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm17, %zmm16, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpclmulqdq	$16, %zmm17, %zmm16, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqa64	%zmm14, %zmm14
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vmovdqu64	256(%rsi), %zmm11
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	128(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vmovdqu64	64(%rsi), %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 848(%rdi), %zmm10, %zmm18
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 848(%rdi), %zmm10, %zmm19
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 848(%rdi), %zmm10, %zmm20
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, 848(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpternlogd	$150, %zmm10, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm19
+	vbroadcasti32x4	(%rdi), %zmm18
+	vpxorq	%zmm18, %zmm10, %zmm10
+	vpxorq	%zmm24, %zmm20, %zmm20
+	vpxorq	%zmm18, %zmm11, %zmm11
+	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm18, %zmm12, %zmm12
+	vmovdqa64	%zmm22, %zmm22
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpxorq	%zmm18, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm22, %zmm22
+	vpxorq	%zmm18, %zmm15, %zmm15
+	vmovdqu64	256(%rsi), %zmm19
+	vpxorq	%zmm18, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	16(%rdi), %zmm18
+	vmovdqu64	320(%rsi), %zmm23
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vbroadcasti32x4	32(%rdi), %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm24
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm29
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm25, %zmm23, %zmm30
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vpternlogd	$150, %zmm24, %zmm26, %zmm20
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpternlogd	$150, %zmm29, %zmm27, %zmm21
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm23, %zmm30, %zmm22
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vmovdqu64	128(%rsi), %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	192(%rsi), %zmm19
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm23
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	(%rsi), %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	784(%rdi), %zmm19
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	848(%rdi), %zmm23
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm20, %ymm0
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm20, %xmm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vmovdqa64	%xmm20, %xmm0
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -20358,223 +23128,223 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%r10, %rax
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_128:
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	384(%rsi), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	448(%rsi), %zmm11
+	vmovdqu64	448(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
+	vmovdqu64	1168(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	1232(%rdi), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, 1168(%rdi), %zmm8, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$16, 1168(%rdi), %zmm8, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm17, %zmm16, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpclmulqdq	$16, %zmm17, %zmm16, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqa64	%zmm14, %zmm14
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vmovdqu64	256(%rsi), %zmm11
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	128(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vmovdqu64	64(%rsi), %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 848(%rdi), %zmm10, %zmm18
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 848(%rdi), %zmm10, %zmm19
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 848(%rdi), %zmm10, %zmm20
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, 848(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm15, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm11, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpternlogd	$150, %zmm10, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm19
+	vbroadcasti32x4	(%rdi), %zmm18
+	vpxorq	%zmm18, %zmm10, %zmm10
+	vpxorq	%zmm24, %zmm20, %zmm20
+	vpxorq	%zmm18, %zmm11, %zmm11
+	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm18, %zmm12, %zmm12
+	vmovdqa64	%zmm22, %zmm22
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpxorq	%zmm18, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm22, %zmm22
+	vpxorq	%zmm18, %zmm15, %zmm15
+	vmovdqu64	256(%rsi), %zmm19
+	vpxorq	%zmm18, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	16(%rdi), %zmm18
+	vmovdqu64	320(%rsi), %zmm23
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vbroadcasti32x4	32(%rdi), %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm24
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm29
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm25, %zmm23, %zmm30
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vpternlogd	$150, %zmm24, %zmm26, %zmm20
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vpternlogd	$150, %zmm29, %zmm27, %zmm21
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm23, %zmm30, %zmm22
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vmovdqu64	128(%rsi), %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	192(%rsi), %zmm19
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm23
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	(%rsi), %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	784(%rdi), %zmm19
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	848(%rdi), %zmm23
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm20, %ymm0
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm20, %xmm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vpshufd	$78, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vmovdqa64	%xmm20, %xmm0
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -20587,18 +23357,18 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_128
 .Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_128:
-	vpandq	.Laesgen_vaes512_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vpandq	.Laesgen_vaes512_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap128(%rip), %xmm10, %xmm10
+	vmovdqa64	(%rdi), %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vmovdqa64	16(%rdi), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vmovdqa64	32(%rdi), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vmovdqa64	%xmm10, 1728(%rdi)
+	vmovdqa64	%xmm10, 1744(%rdi)
+	vmovdqa64	%xmm10, 1760(%rdi)
+	vmovdqa64	%xmm10, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1656(%rdi)
@@ -20607,8 +23377,325 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_empty128
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over1_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr10_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$1, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$16, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer10_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer10_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer1128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr1128
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer1128
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer1128:
+	vpslldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr1128:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over1_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over2_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm7
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr20_128
+	vmovdqu64	(%rsi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm2
+	vmovdqu8	%zmm2, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr21_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$1, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer21_128
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer21_128:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm4{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr20_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer20_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer20_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr2128
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2128:
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr2128:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over2_128:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_big128
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over4_128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -20703,7 +23790,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm2, %zmm5, %zmm5
 	vaesenclast	%zmm2, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts0_128
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr40_128
 	vmovdqu64	(%rsi), %zmm2
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -20718,7 +23805,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm2, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts1_128
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr41_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -20732,7 +23819,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts2_128
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr42_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -20745,9 +23832,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm2, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts3_128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr43_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -20763,7 +23850,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm2, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings3_128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr43_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -20773,20 +23860,20 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings3_128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr43_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes3_128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer43_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes3_128
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer43_128
 	vmovdqu64	%zmm6, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes3_128:
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts0_128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer43_128:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr40_128:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -20802,7 +23889,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm4, (%rcx){%k1}
 	vmovdqu8	%zmm2, %zmm4{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings0_128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr40_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm4, %zmm5
@@ -20813,26 +23900,26 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
 	vpxorq	%zmm4, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings0_128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr40_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes0_128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer40_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes0_128
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer40_128
 	vmovdqu64	%zmm3, 1408(%rdi)
 	vmovdqu64	%zmm2, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes0_128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer40_128:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces128
+	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4128
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreduceds128
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts1_128:
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr4128
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr41_128:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -20848,7 +23935,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm2, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings1_128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr41_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -20858,22 +23945,22 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings1_128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr41_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes1_128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer41_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes1_128
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer41_128
 	vmovdqu64	%zmm4, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes1_128:
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts2_128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer41_128:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr42_128:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -20889,7 +23976,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm2, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings2_128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr42_128
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -20899,20 +23986,20 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings2_128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr42_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes2_128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer42_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes2_128
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer42_128
 	vmovdqu64	%zmm5, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes2_128:
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer42_128:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4128:
 	vpslldq	$8, %zmm9, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vpsrldq	$8, %zmm9, %zmm0
@@ -20933,9 +24020,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%xmm0, %xmm7, %xmm7
 	vpxorq	%xmm8, %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm0
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreduceds128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr4128:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_end128
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_big128:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over4_128:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -21572,6 +24659,15 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm5
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vbroadcasti32x4	160(%rdi), %zmm8
+	vbroadcasti32x4	176(%rdi), %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
 .Laesgen_vaes512_gcm_r2_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain192
@@ -21585,216 +24681,208 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_192:
+	vmovdqu64	384(%rsi), %zmm19
 	shlq	$4, %r9
-	vmovdqu64	384(%rsi), %zmm7
-	vmovdqu64	1792(%rdi,%r9,1), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	448(%rsi), %zmm9
-	vmovdqu64	1856(%rdi,%r9,1), %zmm3
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vmovdqu64	1920(%rdi,%r9,1), %zmm4
-	vpclmulqdq	$0, 1168(%rdi), %zmm7, %zmm10
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$17, 1168(%rdi), %zmm7, %zmm11
-	vmovdqu64	1984(%rdi,%r9,1), %zmm5
-	vpclmulqdq	$1, 1168(%rdi), %zmm7, %zmm12
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	2048(%rdi,%r9,1), %zmm6
-	vpclmulqdq	$16, 1168(%rdi), %zmm7, %zmm13
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpclmulqdq	$0, 1232(%rdi), %zmm9, %zmm14
-	vmovdqu64	2112(%rdi,%r9,1), %zmm7
-	vpclmulqdq	$17, 1232(%rdi), %zmm9, %zmm15
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vpclmulqdq	$1, 1232(%rdi), %zmm9, %zmm16
-	vmovdqu64	2176(%rdi,%r9,1), %zmm8
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpclmulqdq	$16, 1232(%rdi), %zmm9, %zmm17
-	vmovdqu64	2240(%rdi,%r9,1), %zmm9
-	vpxorq	%zmm14, %zmm10, %zmm14
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm15, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vmovdqu64	1728(%rdi), %zmm11
+	vmovdqu64	448(%rsi), %zmm20
+	vpxorq	1792(%rdi,%r9,1), %zmm11, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	1856(%rdi,%r9,1), %zmm11, %zmm13
+	vmovdqu64	1168(%rdi), %zmm21
+	vpxorq	1920(%rdi,%r9,1), %zmm11, %zmm14
+	vmovdqu64	1232(%rdi), %zmm22
+	vpxorq	1984(%rdi,%r9,1), %zmm11, %zmm15
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpxorq	2048(%rdi,%r9,1), %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vmovdqa64	%zmm12, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm16, %zmm13, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	256(%rsi), %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 1040(%rdi), %zmm13, %zmm16
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1040(%rdi), %zmm13, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$1, 1040(%rdi), %zmm13, %zmm18
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$16, 1040(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm17, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm13, %zmm18, %zmm12
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm21, %zmm12
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	128(%rsi), %zmm13
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	192(%rsi), %zmm15
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 912(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$17, 912(%rdi), %zmm13, %zmm17
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 912(%rdi), %zmm13, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 912(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm20, %zmm17, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm13, %zmm18, %zmm12
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm15, %zmm21, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	(%rsi), %zmm13
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 784(%rdi), %zmm13, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 784(%rdi), %zmm13, %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, 784(%rdi), %zmm13, %zmm10
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpclmulqdq	$16, 784(%rdi), %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm16, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm19, %zmm17, %zmm11
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpternlogd	$150, %zmm13, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm15, %zmm20, %zmm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %zmm12, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpsrldq	$8, %zmm12, %zmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm14, %ymm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%ymm10, %ymm14, %ymm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm14, %xmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm14, %xmm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm11, %ymm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm14, %xmm10
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm14, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm11, %xmm14, %xmm14
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm14, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm23, %zmm22
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm27, %zmm24, %zmm23
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqa64	%zmm25, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	320(%rsi), %zmm19
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	1040(%rdi), %zmm21
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm19, %zmm30
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	128(%rsi), %zmm19
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	192(%rsi), %zmm20
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	912(%rdi), %zmm21
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -21820,249 +24908,248 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	384(%rsi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vmovdqu64	384(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vmovdqu64	448(%rsi), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	448(%rsi), %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vmovdqu64	1168(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vmovdqu64	1232(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm9, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$1, 1168(%rdi), %zmm9, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$16, 1168(%rdi), %zmm9, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vmovdqa64	%zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	256(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm10
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm2, %zmm2
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm18
-	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm19
-	vpxorq	1728(%rdi), %zmm3, %zmm3
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm20
-	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vpxorq	1728(%rdi), %zmm5, %zmm5
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, %zmm19, %zmm17, %zmm13
-	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, %zmm11, %zmm10, %zmm14
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vpxorq	1728(%rdi), %zmm7, %zmm7
-	vmovdqu64	128(%rsi), %zmm11
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	192(%rsi), %zmm15
-	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm19, %zmm17, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm11, %zmm10, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti64x4	$1, %zmm12, %ymm10
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vmovdqa64	%zmm24, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm20, %zmm23, %zmm23
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	320(%rsi), %zmm24
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm19
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm29
+	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
+	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
+	vpternlogd	$150, %zmm29, %zmm28, %zmm22
+	vpxorq	1728(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpternlogd	$150, %zmm20, %zmm19, %zmm23
+	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vmovdqu64	128(%rsi), %zmm20
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vmovdqu64	192(%rsi), %zmm24
+	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
+	vmovdqu64	912(%rdi), %zmm25
+	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vmovdqu64	976(%rdi), %zmm26
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	848(%rdi), %zmm24
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -22083,262 +25170,261 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	movq	%r9, 1680(%rdi)
 	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done_3:
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192:
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vmovdqu64	384(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	448(%rsi), %zmm11
+	vmovdqu64	448(%rsi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vmovdqu64	1232(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm9, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$1, 1168(%rdi), %zmm9, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$16, 1168(%rdi), %zmm9, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vmovdqa64	%zmm14, %zmm14
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	256(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vmovdqu64	128(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm10, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm12, %xmm12
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vmovdqa64	%zmm24, %zmm23
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vpxorq	%zmm20, %zmm23, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	320(%rsi), %zmm24
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	128(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vmovdqu64	192(%rsi), %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm25, %zmm19, %zmm30
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	848(%rdi), %zmm24
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm21, %xmm0
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -22353,241 +25439,240 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%r10, %rax
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_192:
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vmovdqu64	384(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	448(%rsi), %zmm11
+	vmovdqu64	448(%rsi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vmovdqu64	1232(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm9, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$1, 1168(%rdi), %zmm9, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$16, 1168(%rdi), %zmm9, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm17
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, 1232(%rdi), %zmm11, %zmm18
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vmovdqa64	%zmm14, %zmm14
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm15, %zmm14
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	256(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpclmulqdq	$0, 1040(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1040(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, 1040(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, 1040(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpclmulqdq	$1, 1104(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vmovdqu64	128(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 912(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 912(%rdi), %zmm11, %zmm17
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpclmulqdq	$1, 912(%rdi), %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, 912(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, 976(%rdi), %zmm15, %zmm21
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$16, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm17, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm11, %zmm18, %zmm14
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm21, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	(%rsi), %zmm11
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 784(%rdi), %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 784(%rdi), %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$1, 784(%rdi), %zmm11, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, 784(%rdi), %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$1, 848(%rdi), %zmm15, %zmm20
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm10, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm20, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpsrldq	$8, %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm12, %xmm12
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm13, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vmovdqa64	%zmm24, %zmm23
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vpxorq	%zmm20, %zmm23, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	320(%rsi), %zmm24
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	128(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vmovdqu64	192(%rsi), %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm25, %zmm19, %zmm30
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	848(%rdi), %zmm24
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm21, %xmm0
+	vpxorq	(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rcx)
+	vpxorq	64(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rcx)
+	vpxorq	128(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rcx)
+	vpxorq	192(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rcx)
+	vpxorq	256(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rcx)
+	vpxorq	320(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rcx)
+	vpxorq	384(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rcx)
+	vpxorq	448(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -22600,18 +25685,18 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_192
 .Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_192:
-	vpandq	.Laesgen_vaes512_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vpandq	.Laesgen_vaes512_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap128(%rip), %xmm11, %xmm11
+	vmovdqa64	(%rdi), %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vmovdqa64	16(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	32(%rdi), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	%xmm11, 1728(%rdi)
+	vmovdqa64	%xmm11, 1744(%rdi)
+	vmovdqa64	%xmm11, 1760(%rdi)
+	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1656(%rdi)
@@ -22620,8 +25705,335 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_empty192
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over1_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr10_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$1, (%rax), %zmm7, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$16, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer10_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer10_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer1192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr1192
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer1192
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer1192:
+	vpslldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr1192:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over1_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over2_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	1632(%rdi), %r9
+	shlq	$3, %r9
+	movq	1640(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$1, 1280(%rdi), %xmm2, %xmm7
+	vpclmulqdq	$16, 1280(%rdi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr20_192
+	vmovdqu64	(%rsi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm2, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm2
+	vmovdqu8	%zmm2, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr21_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$1, 64(%rax), %zmm2, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer21_192
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer21_192:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm2{%k1}{z}
+	vpxorq	%zmm2, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm2, %zmm4{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr20_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$1, (%rax), %zmm4, %zmm8
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer20_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm2, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r9,1), %xmm2
+	vmovdqa64	%xmm2, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer20_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr2192
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer2192:
+	vpslldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr2192:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over2_192:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_big192
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over4_192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -22726,7 +26138,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm2, %zmm5, %zmm5
 	vaesenclast	%zmm2, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts0_192
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr40_192
 	vmovdqu64	(%rsi), %zmm2
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -22741,7 +26153,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm2, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts1_192
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr41_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -22755,7 +26167,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts2_192
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr42_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -22768,9 +26180,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm2, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts3_192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr43_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -22786,7 +26198,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm2, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings3_192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr43_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -22796,20 +26208,20 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings3_192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr43_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes3_192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer43_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes3_192
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer43_192
 	vmovdqu64	%zmm6, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes3_192:
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts0_192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer43_192:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr40_192:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -22825,7 +26237,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm4, (%rcx){%k1}
 	vmovdqu8	%zmm2, %zmm4{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings0_192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr40_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm4, %zmm5
@@ -22836,26 +26248,26 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$16, (%rax), %zmm4, %zmm4
 	vpxorq	%zmm4, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings0_192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr40_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes0_192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer40_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes0_192
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer40_192
 	vmovdqu64	%zmm3, 1408(%rdi)
 	vmovdqu64	%zmm2, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm2
 	vmovdqa64	%xmm2, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes0_192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer40_192:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces192
+	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4192
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreduceds192
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts1_192:
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr4192
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr41_192:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -22871,7 +26283,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm2, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings1_192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr41_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -22881,22 +26293,22 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings1_192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr41_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes1_192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer41_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes1_192
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer41_192
 	vmovdqu64	%zmm4, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes1_192:
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_parts2_192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer41_192:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_partr42_192:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -22912,7 +26324,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu8	%zmm2, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings2_192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr42_192
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
@@ -22922,20 +26334,20 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$16, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm9, %zmm9
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendings2_192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_pendingr42_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes2_192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer42_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes2_192
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer42_192
 	vmovdqu64	%zmm5, 1408(%rdi)
 	vmovdqu64	%zmm0, 1472(%rdi)
 	vmovdqa64	1408(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1600(%rdi)
 	vmovdqa64	1472(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 1584(%rdi)
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholes2_192:
-	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reduces192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_wholer42_192:
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_reducer4192:
 	vpslldq	$8, %zmm9, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vpsrldq	$8, %zmm9, %zmm0
@@ -22956,9 +26368,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%xmm0, %xmm7, %xmm7
 	vpxorq	%xmm8, %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm0
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreduceds192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_unreducedr4192:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_tail_end192
-.Laesgen_vaes512_gcm_r2_decrypt_data_tail_big192:
+.Laesgen_vaes512_gcm_r2_decrypt_data_tail_over4_192:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -23615,6 +27027,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%xmm19, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm20, %xmm20
 	vpxorq	%xmm21, %xmm21, %xmm21
+	vpxorq	%xmm22, %xmm22, %xmm22
+	vpxorq	%xmm23, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%r12
 	popq	%rbp

@@ -2743,84 +2743,92 @@ aesgen_vaes512_gcm_none_seal:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 2368(%rbx), %xmm3, %xmm3
+	vmovdqu64	1264(%rbx), %xmm3
+	vmovdqu64	1280(%rbx), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rbx), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1232(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1232(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2336(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1248(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1232(%rbx), %xmm6
+	vmovdqu64	1248(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1200(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1200(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2304(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1216(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1216(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1200(%rbx), %xmm6
+	vmovdqu64	1216(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1168(%rbx), %xmm3, %xmm6
-	vpclmulqdq	$17, 1168(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2272(%rbx), %xmm5, %xmm5
+	vmovdqu64	1168(%rbx), %xmm4
+	vmovdqu64	1184(%rbx), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rbx), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash8
@@ -3104,84 +3112,92 @@ aesgen_vaes512_gcm_none_seal:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rcx), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 2368(%rbx), %xmm3, %xmm3
+	vmovdqu64	1264(%rbx), %xmm3
+	vmovdqu64	1280(%rbx), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rbx), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rcx), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1232(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1232(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2336(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1248(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1232(%rbx), %xmm6
+	vmovdqu64	1248(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rcx), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1200(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1200(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2304(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1216(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1216(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1200(%rbx), %xmm6
+	vmovdqu64	1216(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rcx), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1168(%rbx), %xmm3, %xmm6
-	vpclmulqdq	$17, 1168(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2272(%rbx), %xmm5, %xmm5
+	vmovdqu64	1168(%rbx), %xmm4
+	vmovdqu64	1184(%rbx), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rbx), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rcx
 	subq	$128, %r8
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash8_2
@@ -4018,84 +4034,92 @@ aesgen_vaes512_gcm_none_open:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 2368(%rbx), %xmm3, %xmm3
+	vmovdqu64	1264(%rbx), %xmm3
+	vmovdqu64	1280(%rbx), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rbx), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1232(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1232(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2336(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1248(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1232(%rbx), %xmm6
+	vmovdqu64	1248(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1200(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1200(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2304(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1216(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1216(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1200(%rbx), %xmm6
+	vmovdqu64	1216(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1168(%rbx), %xmm3, %xmm6
-	vpclmulqdq	$17, 1168(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2272(%rbx), %xmm5, %xmm5
+	vmovdqu64	1168(%rbx), %xmm4
+	vmovdqu64	1184(%rbx), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rbx), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_open_hash8
@@ -4379,84 +4403,92 @@ aesgen_vaes512_gcm_none_open:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rcx), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1264(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$17, 1264(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 2368(%rbx), %xmm3, %xmm3
+	vmovdqu64	1264(%rbx), %xmm3
+	vmovdqu64	1280(%rbx), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rbx), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1280(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rbx), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rcx), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1232(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1232(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2336(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1248(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1232(%rbx), %xmm6
+	vmovdqu64	1248(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2352(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rcx), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1200(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1200(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2304(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1216(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1216(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1200(%rbx), %xmm6
+	vmovdqu64	1216(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2320(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rcx), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1168(%rbx), %xmm3, %xmm6
-	vpclmulqdq	$17, 1168(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 2272(%rbx), %xmm5, %xmm5
+	vmovdqu64	1168(%rbx), %xmm4
+	vmovdqu64	1184(%rbx), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rbx), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1184(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rbx), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rcx
 	subq	$128, %r8
 	jmp	.Laesgen_vaes512_gcm_none_open_hash8_2
@@ -4768,84 +4800,92 @@ aesgen_vaes512_gcm_none_start:
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1264(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 1264(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 2368(%rdi), %xmm3, %xmm3
+	vmovdqu64	1264(%rdi), %xmm3
+	vmovdqu64	1280(%rdi), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rdi), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1232(%rdi), %xmm3, %xmm7
-	vpclmulqdq	$17, 1232(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 2336(%rdi), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1248(%rdi), %xmm5, %xmm9
-	vpclmulqdq	$17, 1248(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$0, 2352(%rdi), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1232(%rdi), %xmm6
+	vmovdqu64	1248(%rdi), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rdi), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2352(%rdi), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1200(%rdi), %xmm3, %xmm7
-	vpclmulqdq	$17, 1200(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 2304(%rdi), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1216(%rdi), %xmm5, %xmm9
-	vpclmulqdq	$17, 1216(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$0, 2320(%rdi), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1200(%rdi), %xmm6
+	vmovdqu64	1216(%rdi), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rdi), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2320(%rdi), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1168(%rdi), %xmm3, %xmm6
-	vpclmulqdq	$17, 1168(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 2272(%rdi), %xmm5, %xmm5
+	vmovdqu64	1168(%rdi), %xmm4
+	vmovdqu64	1184(%rdi), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rdi), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1184(%rdi), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 2288(%rdi), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rdi), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_start_hash8
@@ -5167,84 +5207,92 @@ aesgen_vaes512_gcm_none_aad:
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1264(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 1264(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 2368(%rdi), %xmm3, %xmm3
+	vmovdqu64	1264(%rdi), %xmm3
+	vmovdqu64	1280(%rdi), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 2368(%rdi), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1232(%rdi), %xmm3, %xmm7
-	vpclmulqdq	$17, 1232(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 2336(%rdi), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1248(%rdi), %xmm5, %xmm9
-	vpclmulqdq	$17, 1248(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$0, 2352(%rdi), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1232(%rdi), %xmm6
+	vmovdqu64	1248(%rdi), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2336(%rdi), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2352(%rdi), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1200(%rdi), %xmm3, %xmm7
-	vpclmulqdq	$17, 1200(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 2304(%rdi), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1216(%rdi), %xmm5, %xmm9
-	vpclmulqdq	$17, 1216(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$0, 2320(%rdi), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1200(%rdi), %xmm6
+	vmovdqu64	1216(%rdi), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 2304(%rdi), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 2320(%rdi), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1168(%rdi), %xmm3, %xmm6
-	vpclmulqdq	$17, 1168(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 2272(%rdi), %xmm5, %xmm5
+	vmovdqu64	1168(%rdi), %xmm4
+	vmovdqu64	1184(%rdi), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 2272(%rdi), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1184(%rdi), %xmm0, %xmm8
-	vpclmulqdq	$17, 1184(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 2288(%rdi), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 2288(%rdi), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_aad_hash8
@@ -5811,176 +5859,176 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm5
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vbroadcasti32x4	160(%rdi), %zmm8
+	vbroadcasti32x4	176(%rdi), %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm11
+	vbroadcasti32x4	224(%rdi), %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	208(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rcx)
+	vpxorq	64(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rcx)
+	vpxorq	128(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rcx)
+	vpxorq	192(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rcx)
+	vpxorq	256(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rcx)
+	vpxorq	320(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rcx)
+	vpxorq	384(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rcx)
+	vpxorq	448(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -5989,263 +6037,260 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vmovdqu64	-128(%rcx), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vmovdqu64	-64(%rcx), %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpshufd	$78, %zmm9, %zmm10
+	vmovdqu64	1168(%rdi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vmovdqu64	1232(%rdi), %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpshufd	$78, %zmm21, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm9, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 2272(%rdi), %zmm10, %zmm14
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpshufd	$78, %zmm11, %zmm15
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm13, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm15, %zmm14, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-256(%rcx), %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-192(%rcx), %zmm15
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-384(%rcx), %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-512(%rcx), %zmm14
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 1888(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %zmm15, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpternlogd	$150, %zmm17, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm11, %zmm12, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpsrldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti64x4	$1, %zmm11, %ymm10
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm22, %zmm27
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm27, %zmm27
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm24
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm28, %zmm26, %zmm26
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vpxorq	%zmm22, %zmm23, %zmm22
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm25, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vmovdqu64	-256(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	-192(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vmovdqu64	1040(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	1104(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, 2144(%rdi), %zmm29, %zmm27
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 2208(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vmovdqu64	-384(%rcx), %zmm21
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vmovdqu64	-320(%rcx), %zmm24
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vmovdqu64	-512(%rcx), %zmm21
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vmovdqu64	784(%rdi), %zmm24
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vmovdqu64	848(%rdi), %zmm25
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rcx)
+	vpxorq	64(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rcx)
+	vpxorq	128(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rcx)
+	vpxorq	192(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rcx)
+	vpxorq	256(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rcx)
+	vpxorq	320(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rcx)
+	vpxorq	384(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rcx)
+	vpxorq	448(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -6253,8 +6298,499 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_drain256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone256
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vmovdqu64	-64(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vpclmulqdq	$0, 976(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vpclmulqdq	$0, 1040(%rax), %zmm11, %zmm10
+	vpxorq	%zmm13, %zmm12, %zmm11
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm9, %zmm8
+	vmovdqu64	-256(%rcx), %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-256(%rax), %zmm12
+	vmovdqu64	-192(%rax), %zmm13
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 848(%rax), %zmm14, %zmm12
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 912(%rax), %zmm14, %zmm13
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-384(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-384(%rax), %zmm12
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-320(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, 720(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, 784(%rax), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vmovdqu64	-512(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-448(%rcx), %zmm6
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-512(%rax), %zmm10
+	vmovdqu64	-448(%rax), %zmm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm10, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm10, %zmm9, %zmm9
+	vpclmulqdq	$0, 592(%rax), %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm6, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm6, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm6, %zmm6
+	vpclmulqdq	$0, 656(%rax), %zmm13, %zmm12
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vpternlogd	$150, %zmm6, %zmm9, %zmm7
+	vpternlogd	$150, %zmm12, %zmm10, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1256:
+	vpternlogd	$150, %zmm7, %zmm11, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpxorq	%xmm7, %xmm11, %xmm11
+	vmovdqa64	%xmm11, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr1256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vmovdqu64	-128(%rcx), %zmm8
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-64(%rcx), %zmm9
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-128(%rax), %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vmovdqu64	-64(%rax), %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm10
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vpclmulqdq	$0, 1040(%rax), %zmm12, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpxorq	%zmm11, %zmm10, %zmm9
+	vmovdqu64	-256(%rcx), %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-192(%rcx), %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-256(%rax), %zmm13
+	vmovdqu64	-192(%rax), %zmm14
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 848(%rax), %zmm15, %zmm13
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 912(%rax), %zmm15, %zmm14
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vmovdqu64	-384(%rcx), %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-320(%rcx), %zmm11
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-384(%rax), %zmm13
+	vmovdqu64	-320(%rax), %zmm14
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 720(%rax), %zmm15, %zmm13
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, 784(%rax), %zmm15, %zmm14
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vmovdqu64	-512(%rcx), %zmm10
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm7
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-512(%rax), %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-448(%rax), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm11, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm11, %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 592(%rax), %zmm14, %zmm11
+	vpshufd	$78, %zmm7, %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm13, %zmm7, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 656(%rax), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm12
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm7, %zmm10, %zmm8
+	vpternlogd	$150, %zmm13, %zmm11, %zmm9
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm9, %zmm9
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_256
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_256
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2256:
+	vpternlogd	$150, %zmm8, %zmm12, %zmm9
+	vpslldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm8, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr2256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_256:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd256
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -6294,112 +6830,118 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$0, 2384(%rdi), %xmm7, %xmm7
 	vbroadcasti32x4	(%rdi), %zmm9
-	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	-128(%rcx), %zmm10
-	vpxorq	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpxorq	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm4, %zmm4
 	vmovdqu64	-64(%rcx), %zmm11
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpxorq	%zmm9, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-128(%rax), %zmm12
 	vbroadcasti32x4	16(%rdi), %zmm9
-	vpshufd	$78, %zmm10, %zmm12
+	vmovdqu64	-64(%rax), %zmm13
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm12, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
 	vbroadcasti32x4	32(%rdi), %zmm9
+	vpclmulqdq	$0, 976(%rax), %zmm14, %zmm12
+	vaesenc	%zmm9, %zmm3, %zmm3
 	vpshufd	$78, %zmm11, %zmm14
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm11, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
 	vbroadcasti32x4	48(%rdi), %zmm9
-	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm13
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm15, %zmm13, %zmm13
+	vpxorq	%zmm16, %zmm15, %zmm14
 	vaesenc	%zmm9, %zmm4, %zmm4
 	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm12, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm11
 	vaesenc	%zmm9, %zmm6, %zmm6
 	vmovdqu64	-256(%rcx), %zmm12
 	vbroadcasti32x4	64(%rdi), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm14
+	vmovdqu64	-192(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-256(%rax), %zmm15
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-192(%rax), %zmm16
 	vbroadcasti32x4	80(%rdi), %zmm9
+	vpshufd	$78, %zmm12, %zmm17
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, -256(%rax), %zmm12, %zmm16
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$17, -256(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, 848(%rax), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 848(%rax), %zmm17, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm9
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, -192(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$17, -192(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, 912(%rax), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpclmulqdq	$0, 912(%rax), %zmm17, %zmm16
 	vbroadcasti32x4	112(%rdi), %zmm9
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vmovdqu64	-384(%rcx), %zmm12
-	vaesenc	%zmm9, %zmm6, %zmm6
+	vaesenc	%zmm9, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm13
 	vbroadcasti32x4	128(%rdi), %zmm9
-	vmovdqu64	-320(%rcx), %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	-384(%rax), %zmm15
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-320(%rax), %zmm16
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vpshufd	$78, %zmm12, %zmm17
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, -384(%rax), %zmm12, %zmm16
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vbroadcasti32x4	144(%rdi), %zmm9
-	vpclmulqdq	$17, -384(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, 720(%rax), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 720(%rax), %zmm17, %zmm15
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, -320(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
 	vbroadcasti32x4	160(%rdi), %zmm9
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$17, -320(%rax), %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, 784(%rax), %zmm17, %zmm17
+	vpclmulqdq	$0, 784(%rax), %zmm17, %zmm16
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vbroadcasti32x4	176(%rdi), %zmm9
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vaesenc	%zmm9, %zmm3, %zmm3
 	vmovdqu64	-512(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm4, %zmm4
@@ -6411,37 +6953,39 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vbroadcasti32x4	192(%rdi), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm12, %zmm14
+	vmovdqu64	-512(%rax), %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-448(%rax), %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm12, %zmm14, %zmm14
+	vpshufd	$78, %zmm12, %zmm16
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, -512(%rax), %zmm12, %zmm15
+	vpxorq	%zmm12, %zmm16, %zmm16
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$17, -512(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm13, %zmm12, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 592(%rax), %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm13, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm9, %zmm16
+	vpclmulqdq	$0, 592(%rax), %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm16, %zmm16
+	vpshufd	$78, %zmm9, %zmm16
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, -448(%rax), %zmm9, %zmm17
+	vpxorq	%zmm9, %zmm16, %zmm16
 	vbroadcasti32x4	224(%rdi), %zmm0
-	vpclmulqdq	$17, -448(%rax), %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm15, %zmm9, %zmm18
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 656(%rax), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm15, %zmm9, %zmm9
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm13
+	vpclmulqdq	$0, 656(%rax), %zmm16, %zmm15
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm9, %zmm12, %zmm10
+	vpternlogd	$150, %zmm18, %zmm17, %zmm14
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm16, %zmm14, %zmm11
-	vpxorq	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm9, %zmm12, %zmm10
+	vpternlogd	$150, %zmm15, %zmm13, %zmm11
+	vpxorq	%zmm8, %zmm14, %zmm14
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpxorq	%zmm7, %zmm11, %zmm11
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_256
 	vmovdqu64	(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -6449,13 +6993,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -6463,13 +7007,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -6477,14 +7021,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr43_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -6501,30 +7045,30 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_256
 	vmovdqu64	%zmm6, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_256:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -6541,32 +7085,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_256
 	vmovdqu64	%zmm3, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_256:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -6583,32 +7127,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_256
 	vmovdqu64	%zmm4, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_256:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -6625,54 +7169,54 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_256
 	vmovdqu64	%zmm5, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256:
-	vpternlogd	$150, %zmm10, %zmm13, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256:
+	vpternlogd	$150, %zmm10, %zmm14, %zmm11
 	vpslldq	$8, %zmm11, %zmm0
-	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
 	vpsrldq	$8, %zmm11, %zmm0
 	vpxorq	%zmm0, %zmm10, %zmm10
-	vextracti64x4	$1, %zmm13, %ymm0
-	vpxorq	%ymm0, %ymm13, %ymm13
-	vextracti32x4	$1, %ymm13, %xmm0
-	vpxorq	%xmm0, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
 	vextracti64x4	$1, %zmm10, %ymm0
 	vpxorq	%ymm0, %ymm10, %ymm10
 	vextracti32x4	$1, %ymm10, %xmm0
 	vpxorq	%xmm0, %xmm10, %xmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vmovdqa64	%xmm13, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds256:
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vmovdqa64	%xmm14, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr4256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_256:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -6732,94 +7276,98 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm13, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-128(%rax), %zmm16
 	vbroadcasti32x4	16(%rdi), %zmm13
-	vpshufd	$78, %zmm14, %zmm16
 	vaesenc	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-64(%rax), %zmm17
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufd	$78, %zmm14, %zmm18
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpclmulqdq	$0, -128(%rax), %zmm14, %zmm17
 	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vpclmulqdq	$17, -128(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
 	vaesenc	%zmm13, %zmm9, %zmm9
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpclmulqdq	$0, 976(%rax), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
 	vbroadcasti32x4	32(%rdi), %zmm13
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpshufd	$78, %zmm15, %zmm18
+	vpclmulqdq	$0, 976(%rax), %zmm18, %zmm16
 	vaesenc	%zmm13, %zmm4, %zmm4
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpxorq	%zmm15, %zmm18, %zmm18
+	vpshufd	$78, %zmm15, %zmm18
 	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpclmulqdq	$0, -64(%rax), %zmm15, %zmm19
 	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm17, %zmm15, %zmm20
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpclmulqdq	$17, -64(%rax), %zmm15, %zmm15
 	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm17, %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm13
-	vpclmulqdq	$0, 1040(%rax), %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, 1040(%rax), %zmm18, %zmm17
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm19, %zmm18
 	vaesenc	%zmm13, %zmm5, %zmm5
 	vaesenc	%zmm13, %zmm6, %zmm6
 	vpxorq	%zmm15, %zmm14, %zmm14
 	vaesenc	%zmm13, %zmm7, %zmm7
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vpxorq	%zmm18, %zmm16, %zmm15
+	vpxorq	%zmm17, %zmm16, %zmm15
 	vaesenc	%zmm13, %zmm9, %zmm9
 	vaesenc	%zmm13, %zmm10, %zmm10
 	vmovdqu64	-256(%rcx), %zmm16
 	vbroadcasti32x4	64(%rdi), %zmm13
-	vaesenc	%zmm13, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vaesenc	%zmm13, %zmm4, %zmm4
-	vaesenc	%zmm13, %zmm5, %zmm5
-	vmovdqu64	-192(%rcx), %zmm18
-	vaesenc	%zmm13, %zmm6, %zmm6
-	vaesenc	%zmm13, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm13, %zmm8, %zmm8
-	vaesenc	%zmm13, %zmm9, %zmm9
-	vpshufd	$78, %zmm16, %zmm19
-	vaesenc	%zmm13, %zmm10, %zmm10
-	vpxorq	%zmm16, %zmm19, %zmm19
-	vbroadcasti32x4	80(%rdi), %zmm13
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpclmulqdq	$0, -256(%rax), %zmm16, %zmm20
 	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-192(%rcx), %zmm17
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpclmulqdq	$17, -256(%rax), %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rax), %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm19
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-192(%rax), %zmm20
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm8, %zmm8
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpshufd	$78, %zmm18, %zmm21
+	vpclmulqdq	$0, 848(%rax), %zmm21, %zmm19
 	vaesenc	%zmm13, %zmm10, %zmm10
 	vbroadcasti32x4	96(%rdi), %zmm13
-	vpxorq	%zmm18, %zmm21, %zmm21
+	vpshufd	$78, %zmm17, %zmm21
 	vaesenc	%zmm13, %zmm3, %zmm3
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpclmulqdq	$0, -192(%rax), %zmm18, %zmm22
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpclmulqdq	$17, -192(%rax), %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vpclmulqdq	$0, 912(%rax), %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, 912(%rax), %zmm21, %zmm20
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
 	vbroadcasti32x4	112(%rdi), %zmm13
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
 	vaesenc	%zmm13, %zmm4, %zmm4
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
 	vaesenc	%zmm13, %zmm6, %zmm6
 	vaesenc	%zmm13, %zmm7, %zmm7
 	vmovdqu64	-384(%rcx), %zmm16
@@ -6827,49 +7375,51 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm13, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-320(%rcx), %zmm17
 	vbroadcasti32x4	128(%rdi), %zmm13
-	vmovdqu64	-320(%rcx), %zmm18
 	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-384(%rax), %zmm19
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpshufd	$78, %zmm16, %zmm19
 	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-320(%rax), %zmm20
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vpxorq	%zmm16, %zmm19, %zmm19
+	vpshufd	$78, %zmm16, %zmm21
 	vaesenc	%zmm13, %zmm9, %zmm9
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpclmulqdq	$0, -384(%rax), %zmm16, %zmm20
+	vpxorq	%zmm16, %zmm21, %zmm21
 	vbroadcasti32x4	144(%rdi), %zmm13
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpclmulqdq	$17, -384(%rax), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
 	vaesenc	%zmm13, %zmm4, %zmm4
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpclmulqdq	$0, 720(%rax), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, 720(%rax), %zmm21, %zmm19
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpshufd	$78, %zmm18, %zmm21
 	vaesenc	%zmm13, %zmm8, %zmm8
+	vpshufd	$78, %zmm17, %zmm21
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpxorq	%zmm18, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpclmulqdq	$0, -320(%rax), %zmm18, %zmm22
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vbroadcasti32x4	160(%rdi), %zmm13
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpclmulqdq	$17, -320(%rax), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
 	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpclmulqdq	$0, 784(%rax), %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, 784(%rax), %zmm21, %zmm20
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
 	vaesenc	%zmm13, %zmm8, %zmm8
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm14
 	vaesenc	%zmm13, %zmm10, %zmm10
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
 	vbroadcasti32x4	176(%rdi), %zmm13
-	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
 	vaesenc	%zmm13, %zmm3, %zmm3
 	vaesenc	%zmm13, %zmm4, %zmm4
 	vmovdqu64	-512(%rcx), %zmm16
@@ -6880,50 +7430,52 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm13, %zmm8, %zmm8
 	vpxorq	%zmm0, %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-448(%rcx), %zmm17
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vmovdqu64	-448(%rcx), %zmm13
 	vbroadcasti32x4	192(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-512(%rax), %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm16, %zmm18
 	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-448(%rax), %zmm19
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufd	$78, %zmm16, %zmm20
 	vaesenc	%zmm0, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, -512(%rax), %zmm16, %zmm19
+	vpxorq	%zmm16, %zmm20, %zmm20
 	vaesenc	%zmm0, %zmm10, %zmm10
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$17, -512(%rax), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm13, %zmm16, %zmm21
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 592(%rax), %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm13, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 592(%rax), %zmm20, %zmm16
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm13, %zmm20
 	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm17, %zmm20
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm13, %zmm20, %zmm20
 	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm17, %zmm20, %zmm20
 	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$0, -448(%rax), %zmm13, %zmm21
 	vbroadcasti32x4	224(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm19, %zmm17, %zmm22
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, -448(%rax), %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm19, %zmm17, %zmm17
 	vaesenclast	%zmm0, %zmm4, %zmm4
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 656(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, 656(%rax), %zmm20, %zmm19
 	vaesenclast	%zmm0, %zmm6, %zmm6
 	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm21, %zmm19, %zmm17
+	vpternlogd	$150, %zmm22, %zmm21, %zmm18
 	vaesenclast	%zmm0, %zmm8, %zmm8
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm13, %zmm16, %zmm14
+	vpternlogd	$150, %zmm17, %zmm13, %zmm14
 	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm20, %zmm18, %zmm15
-	vpxorq	%zmm12, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm16, %zmm15
+	vpxorq	%zmm12, %zmm18, %zmm18
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpxorq	%zmm11, %zmm15, %zmm15
 	cmpq	$64, %rdx
@@ -6935,7 +7487,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
@@ -6949,7 +7501,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
@@ -6963,7 +7515,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
@@ -6977,7 +7529,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm6, %zmm0
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1296(%rax), %zmm0, %zmm0
@@ -6991,7 +7543,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm7, %zmm0
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1360(%rax), %zmm0, %zmm0
@@ -7005,7 +7557,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm8, %zmm0
 	vpxorq	%zmm8, %zmm0, %zmm0
 	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1424(%rax), %zmm0, %zmm0
@@ -7019,7 +7571,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1488(%rax), %zmm0, %zmm0
@@ -7048,7 +7600,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1552(%rax), %zmm3, %zmm2
@@ -7088,7 +7640,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
@@ -7130,7 +7682,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
@@ -7172,7 +7724,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
@@ -7214,7 +7766,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
@@ -7256,7 +7808,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1360(%rax), %zmm3, %zmm2
@@ -7298,7 +7850,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1424(%rax), %zmm3, %zmm2
@@ -7340,7 +7892,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1488(%rax), %zmm3, %zmm2
@@ -7359,27 +7911,27 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256:
-	vpternlogd	$150, %zmm14, %zmm17, %zmm15
+	vpternlogd	$150, %zmm14, %zmm18, %zmm15
 	vpslldq	$8, %zmm15, %zmm0
-	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
 	vpsrldq	$8, %zmm15, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm17, %ymm0
-	vpxorq	%ymm0, %ymm17, %ymm17
-	vextracti32x4	$1, %ymm17, %xmm0
-	vpxorq	%xmm0, %xmm17, %xmm17
+	vextracti64x4	$1, %zmm18, %ymm0
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vextracti32x4	$1, %ymm18, %xmm0
+	vpxorq	%xmm0, %xmm18, %xmm18
 	vextracti64x4	$1, %zmm14, %ymm0
 	vpxorq	%ymm0, %ymm14, %ymm14
 	vextracti32x4	$1, %ymm14, %xmm0
 	vpxorq	%xmm0, %xmm14, %xmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
-	vpshufd	$78, %xmm17, %xmm17
-	vpxorq	%xmm0, %xmm17, %xmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
-	vpshufd	$78, %xmm17, %xmm17
-	vpxorq	%xmm0, %xmm17, %xmm17
-	vpxorq	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm17, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd256:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end256
@@ -7408,101 +7960,451 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vmovdqu64	-64(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm7
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, -128(%rax), %zmm5, %zmm8
-	vpclmulqdq	$17, -128(%rax), %zmm5, %zmm5
-	vpclmulqdq	$0, 976(%rax), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm7
+	vmovdqu64	-64(%rax), %zmm8
+	vpshufd	$78, %zmm5, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm7, %zmm5, %zmm10
+	vpclmulqdq	$17, %zmm7, %zmm5, %zmm5
+	vpclmulqdq	$0, 976(%rax), %zmm9, %zmm7
 	vpshufd	$78, %zmm6, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm6
-	vpclmulqdq	$0, 1040(%rax), %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1040(%rax), %zmm9, %zmm8
+	vpxorq	%zmm11, %zmm10, %zmm9
 	vpxorq	%zmm6, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm7, %zmm6
+	vpxorq	%zmm8, %zmm7, %zmm6
 	vmovdqu64	-256(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-192(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -256(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -256(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -192(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -192(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 912(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm10
+	vmovdqu64	-192(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 912(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-384(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-320(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -384(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -384(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 720(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -320(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -320(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm10
+	vmovdqu64	-320(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 720(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 784(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-512(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vmovdqu64	-448(%rcx), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm7, %zmm9
-	vpxorq	%zmm7, %zmm9, %zmm9
-	vpclmulqdq	$0, -512(%rax), %zmm7, %zmm10
-	vpclmulqdq	$17, -512(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 592(%rax), %zmm9, %zmm9
+	vmovdqu64	-512(%rax), %zmm8
+	vmovdqu64	-448(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm8, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm8, %zmm7, %zmm7
+	vpclmulqdq	$0, 592(%rax), %zmm11, %zmm8
 	vpshufd	$78, %zmm0, %zmm11
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, -448(%rax), %zmm0, %zmm12
-	vpclmulqdq	$17, -448(%rax), %zmm0, %zmm0
-	vpclmulqdq	$0, 656(%rax), %zmm11, %zmm11
-	vpternlogd	$150, %zmm12, %zmm10, %zmm8
+	vpclmulqdq	$0, %zmm10, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm0, %zmm0
+	vpclmulqdq	$0, 656(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm9
 	vpternlogd	$150, %zmm0, %zmm7, %zmm5
-	vpternlogd	$150, %zmm11, %zmm9, %zmm6
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm8, %zmm6
+	vpxorq	%zmm4, %zmm9, %zmm9
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpxorq	%zmm3, %zmm6, %zmm6
-	vpternlogd	$150, %zmm5, %zmm8, %zmm6
+	vpternlogd	$150, %zmm5, %zmm9, %zmm6
 	vpslldq	$8, %zmm6, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpsrldq	$8, %zmm6, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm9, %ymm0
+	vpxorq	%ymm0, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm9, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
 	vextracti64x4	$1, %zmm5, %ymm0
 	vpxorq	%ymm0, %ymm5, %ymm5
 	vextracti32x4	$1, %ymm5, %xmm0
 	vpxorq	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vmovdqa64	%xmm8, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end256
 .Laesgen_vaes512_gcm_none_encrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty256
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	208(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	224(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm6
+	vmovdqu8	%zmm6, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm6{%k1}{z}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm6, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1256:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	208(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	224(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_256
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_256
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2256:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_256:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7617,7 +8519,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -7632,7 +8534,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -7646,7 +8548,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -7659,9 +8561,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr43_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7678,7 +8580,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -7688,20 +8590,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_256
 	vmovdqu64	%zmm6, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_256:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7718,7 +8620,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -7729,26 +8631,26 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_256
 	vmovdqu64	%zmm3, 2496(%rdi)
 	vmovdqu64	%zmm4, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_256:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_256:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7765,7 +8667,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -7775,22 +8677,22 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_256
 	vmovdqu64	%zmm4, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_256:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7807,7 +8709,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -7817,20 +8719,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_256
 	vmovdqu64	%zmm5, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -7852,9 +8754,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_256:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -8536,140 +9438,140 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm5
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vbroadcasti32x4	96(%rdi), %zmm8
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm11
+	vbroadcasti32x4	160(%rdi), %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rcx)
+	vpxorq	64(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rcx)
+	vpxorq	128(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rcx)
+	vpxorq	192(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rcx)
+	vpxorq	256(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rcx)
+	vpxorq	320(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rcx)
+	vpxorq	384(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rcx)
+	vpxorq	448(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -8678,227 +9580,224 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vmovdqu64	-64(%rcx), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufd	$78, %zmm8, %zmm9
+	vmovdqu64	1168(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vmovdqu64	1232(%rdi), %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
+	vpshufd	$78, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm23, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 2272(%rdi), %zmm9, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpshufd	$78, %zmm11, %zmm15
+	vpclmulqdq	$0, 2272(%rdi), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufd	$78, %zmm21, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpxorq	%zmm11, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm26, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm13, %zmm11
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm14, %zmm13
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-256(%rcx), %zmm14
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-384(%rcx), %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-512(%rcx), %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vmovdqu64	-448(%rcx), %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1888(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpshufd	$78, %zmm10, %zmm17
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 848(%rdi), %zmm10, %zmm18
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 848(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm10, %zmm14, %zmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpternlogd	$150, %zmm17, %zmm15, %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm11, %zmm12, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpsrldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm11, %ymm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$17, %zmm22, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm22
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm27, %zmm24, %zmm24
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm25, %zmm21
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm22, %zmm23, %zmm22
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vmovdqu64	-256(%rcx), %zmm23
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vmovdqu64	-192(%rcx), %zmm25
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vmovdqu64	1040(%rdi), %zmm26
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpshufd	$78, %zmm25, %zmm28
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpxorq	%zmm25, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpternlogd	$150, %zmm25, %zmm23, %zmm21
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vmovdqu64	-384(%rcx), %zmm23
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	-320(%rcx), %zmm25
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vmovdqu64	912(%rdi), %zmm26
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpshufd	$78, %zmm25, %zmm28
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpxorq	%zmm25, %zmm28, %zmm28
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm23, %zmm21
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vmovdqu64	-512(%rcx), %zmm23
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vmovdqu64	784(%rdi), %zmm25
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vmovdqu64	848(%rdi), %zmm26
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpxorq	%zmm23, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpternlogd	$150, %zmm0, %zmm23, %zmm21
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm24, %zmm24
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm24, %ymm0
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm24, %ymm24
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm24, %xmm0
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpshufd	$78, %xmm24, %xmm24
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpshufd	$78, %xmm24, %xmm24
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm21, %xmm24, %xmm24
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vmovdqa64	%xmm24, %xmm0
+	vpxorq	(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rcx)
+	vpxorq	64(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rcx)
+	vpxorq	128(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rcx)
+	vpxorq	192(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rcx)
+	vpxorq	256(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rcx)
+	vpxorq	320(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rcx)
+	vpxorq	384(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rcx)
+	vpxorq	448(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -8906,8 +9805,479 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_drain128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone128
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm8
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vmovdqu64	-64(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, 976(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1040(%rax), %zmm11, %zmm10
+	vpxorq	%zmm13, %zmm12, %zmm11
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm9, %zmm8
+	vmovdqu64	-256(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vmovdqu64	-192(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-256(%rax), %zmm12
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-192(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 848(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 912(%rax), %zmm14, %zmm13
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-384(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vmovdqu64	-384(%rax), %zmm12
+	vmovdqu64	-320(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 720(%rax), %zmm14, %zmm12
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm6
+	vpclmulqdq	$0, 784(%rax), %zmm14, %zmm10
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm6, %zmm9, %zmm7
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vpternlogd	$150, %zmm10, %zmm12, %zmm8
+	vmovdqu64	-512(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-448(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-512(%rax), %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vmovdqu64	-448(%rax), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm10, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm10, %zmm9, %zmm9
+	vpclmulqdq	$0, 592(%rax), %zmm13, %zmm10
+	vpshufd	$78, %zmm6, %zmm13
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm6, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 656(%rax), %zmm13, %zmm0
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vpternlogd	$150, %zmm6, %zmm9, %zmm7
+	vpternlogd	$150, %zmm0, %zmm10, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1128:
+	vpternlogd	$150, %zmm7, %zmm11, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpxorq	%xmm7, %xmm11, %xmm11
+	vmovdqa64	%xmm11, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr1128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vmovdqu64	-128(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-128(%rax), %zmm10
+	vmovdqu64	-64(%rax), %zmm11
+	vpshufd	$78, %zmm8, %zmm12
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1040(%rax), %zmm12, %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpxorq	%zmm11, %zmm10, %zmm9
+	vmovdqu64	-256(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vmovdqu64	-192(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-256(%rax), %zmm13
+	vmovdqu64	-192(%rax), %zmm14
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 848(%rax), %zmm15, %zmm13
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vpclmulqdq	$0, 912(%rax), %zmm15, %zmm14
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vmovdqu64	-384(%rcx), %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-320(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vmovdqu64	-384(%rax), %zmm13
+	vmovdqu64	-320(%rax), %zmm14
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 720(%rax), %zmm15, %zmm13
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 784(%rax), %zmm15, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vmovdqu64	-512(%rcx), %zmm10
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-448(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-512(%rax), %zmm11
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vmovdqu64	-448(%rax), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm11, %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm11, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%rax), %zmm14, %zmm11
+	vpshufd	$78, %zmm7, %zmm14
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm7, %zmm16
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, 656(%rax), %zmm14, %zmm13
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm16, %zmm15, %zmm12
+	vpternlogd	$150, %zmm7, %zmm10, %zmm8
+	vpternlogd	$150, %zmm13, %zmm11, %zmm9
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm9, %zmm9
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_128
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_128
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2128:
+	vpternlogd	$150, %zmm8, %zmm12, %zmm9
+	vpslldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm8, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr2128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_128:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd128
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -8952,129 +10322,137 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpxorq	%zmm9, %zmm4, %zmm4
 	vmovdqu64	-64(%rcx), %zmm11
-	vpxorq	%zmm9, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufd	$78, %zmm10, %zmm12
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vmovdqu64	-128(%rax), %zmm12
 	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm12, %zmm12
+	vmovdqu64	-64(%rax), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
 	vbroadcasti32x4	16(%rdi), %zmm9
-	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm12
-	vpshufd	$78, %zmm11, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 976(%rax), %zmm14, %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm14, %zmm14
+	vpshufd	$78, %zmm11, %zmm14
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
 	vbroadcasti32x4	32(%rdi), %zmm9
-	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm14
-	vpxorq	%zmm15, %zmm13, %zmm13
+	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm13
 	vaesenc	%zmm9, %zmm4, %zmm4
+	vpxorq	%zmm16, %zmm15, %zmm14
 	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm12, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm11
 	vaesenc	%zmm9, %zmm6, %zmm6
 	vmovdqu64	-256(%rcx), %zmm12
-	vbroadcasti32x4	48(%rdi), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vmovdqu64	-192(%rcx), %zmm14
+	vbroadcasti32x4	48(%rdi), %zmm9
+	vmovdqu64	-192(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-256(%rax), %zmm15
+	vmovdqu64	-192(%rax), %zmm16
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vpshufd	$78, %zmm12, %zmm17
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, -256(%rax), %zmm12, %zmm16
-	vpclmulqdq	$17, -256(%rax), %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vbroadcasti32x4	64(%rdi), %zmm9
-	vpclmulqdq	$0, 848(%rax), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 848(%rax), %zmm17, %zmm15
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, -192(%rax), %zmm14, %zmm18
-	vpclmulqdq	$17, -192(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, 912(%rax), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, 912(%rax), %zmm17, %zmm16
 	vbroadcasti32x4	80(%rdi), %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vmovdqu64	-384(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vmovdqu64	-320(%rcx), %zmm14
+	vmovdqu64	-320(%rcx), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	96(%rdi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	-384(%rax), %zmm15
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpshufd	$78, %zmm12, %zmm15
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-320(%rax), %zmm16
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, -384(%rax), %zmm12, %zmm16
+	vpshufd	$78, %zmm12, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$17, -384(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, 720(%rax), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
+	vpclmulqdq	$0, 720(%rax), %zmm17, %zmm15
 	vbroadcasti32x4	112(%rdi), %zmm9
-	vpshufd	$78, %zmm14, %zmm17
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, -320(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$17, -320(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, 784(%rax), %zmm17, %zmm17
+	vpclmulqdq	$0, 784(%rax), %zmm17, %zmm16
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vbroadcasti32x4	128(%rdi), %zmm9
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vaesenc	%zmm9, %zmm3, %zmm3
 	vmovdqu64	-512(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm9, %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm12, %zmm12
-	vmovdqu64	-448(%rcx), %zmm14
+	vaesenc	%zmm9, %zmm5, %zmm5
+	vmovdqu64	-448(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	-512(%rax), %zmm9
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpshufd	$78, %zmm12, %zmm9
+	vmovdqu64	-448(%rax), %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm12, %zmm9, %zmm9
+	vpshufd	$78, %zmm12, %zmm16
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, -512(%rax), %zmm12, %zmm15
-	vpclmulqdq	$17, -512(%rax), %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm9, %zmm12, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 592(%rax), %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm9, %zmm12, %zmm9
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm16
+	vpclmulqdq	$0, 592(%rax), %zmm16, %zmm12
+	vpshufd	$78, %zmm13, %zmm16
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%zmm14, %zmm16, %zmm16
+	vpxorq	%zmm13, %zmm16, %zmm16
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, -448(%rax), %zmm14, %zmm17
-	vpclmulqdq	$17, -448(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 656(%rax), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vpclmulqdq	$0, 656(%rax), %zmm16, %zmm15
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm15, %zmm13
+	vpternlogd	$150, %zmm18, %zmm17, %zmm14
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
-	vpternlogd	$150, %zmm16, %zmm9, %zmm11
-	vpxorq	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm9, %zmm10
+	vpternlogd	$150, %zmm15, %zmm12, %zmm11
+	vpxorq	%zmm8, %zmm14, %zmm14
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpxorq	%zmm7, %zmm11, %zmm11
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_128
 	vmovdqu64	(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -9082,13 +10460,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -9096,13 +10474,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -9110,14 +10488,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr43_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -9134,30 +10512,30 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_128
 	vmovdqu64	%zmm6, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_128:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -9174,32 +10552,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_128
 	vmovdqu64	%zmm3, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_128:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -9216,32 +10594,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_128
 	vmovdqu64	%zmm4, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_128:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -9258,54 +10636,54 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_128
 	vmovdqu64	%zmm5, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128:
-	vpternlogd	$150, %zmm10, %zmm13, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128:
+	vpternlogd	$150, %zmm10, %zmm14, %zmm11
 	vpslldq	$8, %zmm11, %zmm0
-	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
 	vpsrldq	$8, %zmm11, %zmm0
 	vpxorq	%zmm0, %zmm10, %zmm10
-	vextracti64x4	$1, %zmm13, %ymm0
-	vpxorq	%ymm0, %ymm13, %ymm13
-	vextracti32x4	$1, %ymm13, %xmm0
-	vpxorq	%xmm0, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
 	vextracti64x4	$1, %zmm10, %ymm0
 	vpxorq	%ymm0, %ymm10, %ymm10
 	vextracti32x4	$1, %ymm10, %xmm0
 	vpxorq	%xmm0, %xmm10, %xmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vmovdqa64	%xmm13, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds128:
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vmovdqa64	%xmm14, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr4128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_128:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -9358,169 +10736,177 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpxorq	%zmm13, %zmm5, %zmm5
-	vpxorq	%zmm13, %zmm6, %zmm6
 	vmovdqu64	-64(%rcx), %zmm15
+	vpxorq	%zmm13, %zmm6, %zmm6
 	vpxorq	%zmm13, %zmm7, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm16
 	vpxorq	%zmm13, %zmm9, %zmm9
-	vpshufd	$78, %zmm14, %zmm16
+	vmovdqu64	-64(%rax), %zmm17
 	vpxorq	%zmm13, %zmm10, %zmm10
-	vpxorq	%zmm14, %zmm16, %zmm16
+	vpshufd	$78, %zmm14, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm13
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpclmulqdq	$0, -128(%rax), %zmm14, %zmm17
+	vpxorq	%zmm14, %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpclmulqdq	$17, -128(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpclmulqdq	$0, 976(%rax), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
 	vaesenc	%zmm13, %zmm6, %zmm6
 	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, 976(%rax), %zmm18, %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
 	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm13, %zmm8, %zmm8
-	vpxorq	%zmm15, %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm15, %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpclmulqdq	$0, -64(%rax), %zmm15, %zmm19
+	vpclmulqdq	$0, %zmm17, %zmm15, %zmm20
 	vbroadcasti32x4	32(%rdi), %zmm13
-	vpclmulqdq	$17, -64(%rax), %zmm15, %zmm15
 	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm17, %zmm15, %zmm15
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpclmulqdq	$0, 1040(%rax), %zmm18, %zmm18
+	vpclmulqdq	$0, 1040(%rax), %zmm18, %zmm17
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm19, %zmm18
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm14, %zmm14
 	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm14, %zmm14
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vpxorq	%zmm18, %zmm16, %zmm15
+	vpxorq	%zmm17, %zmm16, %zmm15
 	vaesenc	%zmm13, %zmm9, %zmm9
 	vmovdqu64	-256(%rcx), %zmm16
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vbroadcasti32x4	48(%rdi), %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vbroadcasti32x4	48(%rdi), %zmm13
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm18
+	vmovdqu64	-192(%rcx), %zmm17
 	vaesenc	%zmm13, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vmovdqu64	-256(%rax), %zmm19
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpshufd	$78, %zmm16, %zmm19
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm16, %zmm19, %zmm19
+	vmovdqu64	-192(%rax), %zmm20
 	vaesenc	%zmm13, %zmm8, %zmm8
+	vpshufd	$78, %zmm16, %zmm21
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpclmulqdq	$0, -256(%rax), %zmm16, %zmm20
+	vpxorq	%zmm16, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpclmulqdq	$17, -256(%rax), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
 	vbroadcasti32x4	64(%rdi), %zmm13
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpclmulqdq	$0, 848(%rax), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpshufd	$78, %zmm18, %zmm21
+	vpclmulqdq	$0, 848(%rax), %zmm21, %zmm19
 	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufd	$78, %zmm17, %zmm21
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpxorq	%zmm18, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpclmulqdq	$0, -192(%rax), %zmm18, %zmm22
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpclmulqdq	$17, -192(%rax), %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpclmulqdq	$0, 912(%rax), %zmm21, %zmm21
+	vpclmulqdq	$0, 912(%rax), %zmm21, %zmm20
 	vbroadcasti32x4	80(%rdi), %zmm13
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
 	vaesenc	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
 	vaesenc	%zmm13, %zmm6, %zmm6
 	vaesenc	%zmm13, %zmm7, %zmm7
 	vmovdqu64	-384(%rcx), %zmm16
 	vaesenc	%zmm13, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm17
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vmovdqu64	-320(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vbroadcasti32x4	96(%rdi), %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpshufd	$78, %zmm16, %zmm19
+	vmovdqu64	-384(%rax), %zmm19
 	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-320(%rax), %zmm20
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpxorq	%zmm16, %zmm19, %zmm19
+	vpshufd	$78, %zmm16, %zmm21
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpclmulqdq	$0, -384(%rax), %zmm16, %zmm20
 	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm16, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vpclmulqdq	$17, -384(%rax), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpclmulqdq	$0, 720(%rax), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 720(%rax), %zmm21, %zmm19
 	vbroadcasti32x4	112(%rdi), %zmm13
-	vpshufd	$78, %zmm18, %zmm21
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpxorq	%zmm18, %zmm21, %zmm21
+	vpshufd	$78, %zmm17, %zmm21
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpclmulqdq	$0, -320(%rax), %zmm18, %zmm22
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpclmulqdq	$17, -320(%rax), %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpclmulqdq	$0, 784(%rax), %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, 784(%rax), %zmm21, %zmm20
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
 	vbroadcasti32x4	128(%rdi), %zmm13
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
 	vaesenc	%zmm13, %zmm4, %zmm4
 	vmovdqu64	-512(%rcx), %zmm16
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vaesenc	%zmm13, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
 	vaesenc	%zmm13, %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vmovdqu64	-448(%rcx), %zmm18
+	vmovdqu64	-448(%rcx), %zmm17
 	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vmovdqu64	-512(%rax), %zmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpshufd	$78, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-448(%rax), %zmm19
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm16, %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm20
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, -512(%rax), %zmm16, %zmm19
+	vpxorq	%zmm16, %zmm20, %zmm20
 	vaesenc	%zmm0, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, -512(%rax), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm13, %zmm16, %zmm21
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 592(%rax), %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm13, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %zmm18, %zmm20
+	vpclmulqdq	$0, 592(%rax), %zmm20, %zmm16
 	vaesenc	%zmm0, %zmm10, %zmm10
+	vpshufd	$78, %zmm17, %zmm20
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%zmm18, %zmm20, %zmm20
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, -448(%rax), %zmm18, %zmm21
+	vpxorq	%zmm17, %zmm20, %zmm20
 	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm19, %zmm17, %zmm22
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, -448(%rax), %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm19, %zmm17, %zmm17
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 656(%rax), %zmm20, %zmm20
 	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 656(%rax), %zmm20, %zmm19
 	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm21, %zmm19, %zmm17
+	vpternlogd	$150, %zmm22, %zmm21, %zmm18
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vpternlogd	$150, %zmm17, %zmm13, %zmm14
 	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm20, %zmm13, %zmm15
-	vpxorq	%zmm12, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm16, %zmm15
+	vpxorq	%zmm12, %zmm18, %zmm18
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpxorq	%zmm11, %zmm15, %zmm15
 	cmpq	$64, %rdx
@@ -9532,7 +10918,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
@@ -9546,7 +10932,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
@@ -9560,7 +10946,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
@@ -9574,7 +10960,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm6, %zmm0
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1296(%rax), %zmm0, %zmm0
@@ -9588,7 +10974,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm7, %zmm0
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1360(%rax), %zmm0, %zmm0
@@ -9602,7 +10988,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm8, %zmm0
 	vpxorq	%zmm8, %zmm0, %zmm0
 	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1424(%rax), %zmm0, %zmm0
@@ -9616,7 +11002,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1488(%rax), %zmm0, %zmm0
@@ -9645,7 +11031,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1552(%rax), %zmm3, %zmm2
@@ -9685,7 +11071,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
@@ -9727,7 +11113,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
@@ -9769,7 +11155,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
@@ -9811,7 +11197,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
@@ -9853,7 +11239,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1360(%rax), %zmm3, %zmm2
@@ -9895,7 +11281,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1424(%rax), %zmm3, %zmm2
@@ -9937,7 +11323,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1488(%rax), %zmm3, %zmm2
@@ -9956,27 +11342,27 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128:
-	vpternlogd	$150, %zmm14, %zmm17, %zmm15
+	vpternlogd	$150, %zmm14, %zmm18, %zmm15
 	vpslldq	$8, %zmm15, %zmm0
-	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
 	vpsrldq	$8, %zmm15, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm17, %ymm0
-	vpxorq	%ymm0, %ymm17, %ymm17
-	vextracti32x4	$1, %ymm17, %xmm0
-	vpxorq	%xmm0, %xmm17, %xmm17
+	vextracti64x4	$1, %zmm18, %ymm0
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vextracti32x4	$1, %ymm18, %xmm0
+	vpxorq	%xmm0, %xmm18, %xmm18
 	vextracti64x4	$1, %zmm14, %ymm0
 	vpxorq	%ymm0, %ymm14, %ymm14
 	vextracti32x4	$1, %ymm14, %xmm0
 	vpxorq	%xmm0, %xmm14, %xmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
-	vpshufd	$78, %xmm17, %xmm17
-	vpxorq	%xmm0, %xmm17, %xmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
-	vpshufd	$78, %xmm17, %xmm17
-	vpxorq	%xmm0, %xmm17, %xmm17
-	vpxorq	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm17, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd128:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end128
@@ -10005,101 +11391,431 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vmovdqu64	-64(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm7
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, -128(%rax), %zmm5, %zmm8
-	vpclmulqdq	$17, -128(%rax), %zmm5, %zmm5
-	vpclmulqdq	$0, 976(%rax), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm7
+	vmovdqu64	-64(%rax), %zmm8
+	vpshufd	$78, %zmm5, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm7, %zmm5, %zmm10
+	vpclmulqdq	$17, %zmm7, %zmm5, %zmm5
+	vpclmulqdq	$0, 976(%rax), %zmm9, %zmm7
 	vpshufd	$78, %zmm6, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm6
-	vpclmulqdq	$0, 1040(%rax), %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1040(%rax), %zmm9, %zmm8
+	vpxorq	%zmm11, %zmm10, %zmm9
 	vpxorq	%zmm6, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm7, %zmm6
+	vpxorq	%zmm8, %zmm7, %zmm6
 	vmovdqu64	-256(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-192(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -256(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -256(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -192(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -192(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 912(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm10
+	vmovdqu64	-192(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 912(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-384(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-320(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -384(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -384(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 720(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -320(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -320(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm10
+	vmovdqu64	-320(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 720(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 784(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-512(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vmovdqu64	-448(%rcx), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm7, %zmm9
-	vpxorq	%zmm7, %zmm9, %zmm9
-	vpclmulqdq	$0, -512(%rax), %zmm7, %zmm10
-	vpclmulqdq	$17, -512(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 592(%rax), %zmm9, %zmm9
+	vmovdqu64	-512(%rax), %zmm8
+	vmovdqu64	-448(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm8, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm8, %zmm7, %zmm7
+	vpclmulqdq	$0, 592(%rax), %zmm11, %zmm8
 	vpshufd	$78, %zmm0, %zmm11
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, -448(%rax), %zmm0, %zmm12
-	vpclmulqdq	$17, -448(%rax), %zmm0, %zmm0
-	vpclmulqdq	$0, 656(%rax), %zmm11, %zmm11
-	vpternlogd	$150, %zmm12, %zmm10, %zmm8
+	vpclmulqdq	$0, %zmm10, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm0, %zmm0
+	vpclmulqdq	$0, 656(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm9
 	vpternlogd	$150, %zmm0, %zmm7, %zmm5
-	vpternlogd	$150, %zmm11, %zmm9, %zmm6
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm8, %zmm6
+	vpxorq	%zmm4, %zmm9, %zmm9
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpxorq	%zmm3, %zmm6, %zmm6
-	vpternlogd	$150, %zmm5, %zmm8, %zmm6
+	vpternlogd	$150, %zmm5, %zmm9, %zmm6
 	vpslldq	$8, %zmm6, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpsrldq	$8, %zmm6, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm9, %ymm0
+	vpxorq	%ymm0, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm9, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
 	vextracti64x4	$1, %zmm5, %ymm0
 	vpxorq	%ymm0, %ymm5, %ymm5
 	vextracti32x4	$1, %ymm5, %xmm0
 	vpxorq	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vmovdqa64	%xmm8, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end128
 .Laesgen_vaes512_gcm_none_encrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty128
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm6
+	vmovdqu8	%zmm6, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm6{%k1}{z}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm6, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1128:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_128
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_128
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2128:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_128:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -10194,7 +11910,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -10209,7 +11925,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -10223,7 +11939,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -10236,9 +11952,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr43_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -10255,7 +11971,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -10265,20 +11981,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_128
 	vmovdqu64	%zmm6, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_128:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -10295,7 +12011,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -10306,26 +12022,26 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_128
 	vmovdqu64	%zmm3, 2496(%rdi)
 	vmovdqu64	%zmm4, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_128:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_128:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -10342,7 +12058,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -10352,22 +12068,22 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_128
 	vmovdqu64	%zmm4, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_128:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -10384,7 +12100,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -10394,20 +12110,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_128
 	vmovdqu64	%zmm5, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -10429,9 +12145,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_128:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -11077,158 +12793,158 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vbroadcasti32x4	48(%rdi), %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm5
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vbroadcasti32x4	128(%rdi), %zmm8
+	vbroadcasti32x4	144(%rdi), %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm11
+	vbroadcasti32x4	192(%rdi), %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rcx)
+	vpxorq	64(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rcx)
+	vpxorq	128(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rcx)
+	vpxorq	192(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rcx)
+	vpxorq	256(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rcx)
+	vpxorq	320(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rcx)
+	vpxorq	384(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rcx)
+	vpxorq	448(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -11237,245 +12953,242 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rcx), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	-64(%rcx), %zmm11
+	vmovdqu64	-64(%rcx), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vmovdqu64	1168(%rdi), %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm8, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpxorq	%zmm8, %zmm9, %zmm9
+	vmovdqu64	1232(%rdi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufd	$78, %zmm20, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 2272(%rdi), %zmm9, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpshufd	$78, %zmm11, %zmm15
+	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufd	$78, %zmm22, %zmm27
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm11, %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm11, %zmm13, %zmm11
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vpxorq	%zmm15, %zmm14, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-256(%rcx), %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	-192(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-384(%rcx), %zmm14
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-320(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-512(%rcx), %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-448(%rcx), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 1888(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm15, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm11, %zmm12, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpslldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm11, %ymm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm22, %zmm27, %zmm27
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm23, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm23
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm28, %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm26, %zmm22
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm23, %zmm24, %zmm23
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vmovdqu64	-256(%rcx), %zmm24
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	-192(%rcx), %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1040(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	1104(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm21
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, 2144(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm30
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$0, 2208(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm21, %zmm25
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vmovdqu64	-384(%rcx), %zmm21
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-320(%rcx), %zmm24
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	912(%rdi), %zmm26
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vmovdqu64	-512(%rcx), %zmm21
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vmovdqu64	784(%rdi), %zmm24
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vmovdqu64	848(%rdi), %zmm26
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm25, %zmm25
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm25, %ymm0
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%ymm0, %ymm25, %ymm25
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm25, %xmm0
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm22, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vmovdqa64	%xmm25, %xmm0
+	vpxorq	(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rcx)
+	vpxorq	64(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rcx)
+	vpxorq	128(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rcx)
+	vpxorq	192(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rcx)
+	vpxorq	256(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rcx)
+	vpxorq	320(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rcx)
+	vpxorq	384(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rcx)
+	vpxorq	448(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -11483,8 +13196,489 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_drain192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone192
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vmovdqu64	-64(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 976(%rax), %zmm11, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1040(%rax), %zmm11, %zmm10
+	vpxorq	%zmm13, %zmm12, %zmm11
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm9, %zmm8
+	vmovdqu64	-256(%rcx), %zmm9
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vmovdqu64	-256(%rax), %zmm12
+	vmovdqu64	-192(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vpclmulqdq	$0, 848(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 912(%rax), %zmm14, %zmm13
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-384(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-384(%rax), %zmm12
+	vmovdqu64	-320(%rax), %zmm13
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 720(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vpclmulqdq	$0, 784(%rax), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vmovdqu64	-512(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-448(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-512(%rax), %zmm6
+	vmovdqu64	-448(%rax), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm6, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm6, %zmm9, %zmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 592(%rax), %zmm13, %zmm9
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 656(%rax), %zmm13, %zmm12
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vpternlogd	$150, %zmm10, %zmm6, %zmm7
+	vpternlogd	$150, %zmm12, %zmm9, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1192:
+	vpternlogd	$150, %zmm7, %zmm11, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpxorq	%xmm7, %xmm11, %xmm11
+	vmovdqa64	%xmm11, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr1192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vmovdqu64	-128(%rcx), %zmm8
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-64(%rcx), %zmm9
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-128(%rax), %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vmovdqu64	-64(%rax), %zmm11
+	vpshufd	$78, %zmm8, %zmm12
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 1040(%rax), %zmm12, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm11, %zmm10, %zmm9
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-256(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-192(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vmovdqu64	-256(%rax), %zmm13
+	vmovdqu64	-192(%rax), %zmm14
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vpclmulqdq	$0, 912(%rax), %zmm15, %zmm14
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vmovdqu64	-384(%rcx), %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-320(%rcx), %zmm11
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-384(%rax), %zmm13
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-320(%rax), %zmm14
+	vpshufd	$78, %zmm10, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 720(%rax), %zmm15, %zmm13
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vpclmulqdq	$0, 784(%rax), %zmm15, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-512(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-512(%rax), %zmm13
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-448(%rax), %zmm7
+	vpshufd	$78, %zmm10, %zmm14
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%rax), %zmm14, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm11, %zmm14
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm7, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm7, %zmm11, %zmm7
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 656(%rax), %zmm14, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm12
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm7, %zmm10, %zmm8
+	vpternlogd	$150, %zmm11, %zmm13, %zmm9
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm9, %zmm9
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_192
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_192
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2192:
+	vpternlogd	$150, %zmm8, %zmm12, %zmm9
+	vpslldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm8, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr2192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_192:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd192
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -11532,136 +13726,144 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm9, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpxorq	%zmm9, %zmm6, %zmm6
-	vpshufd	$78, %zmm10, %zmm12
+	vmovdqu64	-128(%rax), %zmm12
 	vbroadcasti32x4	16(%rdi), %zmm9
-	vpxorq	%zmm10, %zmm12, %zmm12
+	vmovdqu64	-64(%rax), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpshufd	$78, %zmm11, %zmm14
+	vpclmulqdq	$0, 976(%rax), %zmm14, %zmm12
 	vbroadcasti32x4	32(%rdi), %zmm9
+	vpshufd	$78, %zmm11, %zmm14
 	vpxorq	%zmm11, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm13
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm13, %zmm13
+	vpxorq	%zmm16, %zmm15, %zmm14
 	vbroadcasti32x4	48(%rdi), %zmm9
 	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm14, %zmm12, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm11
 	vmovdqu64	-256(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vmovdqu64	-192(%rcx), %zmm14
+	vmovdqu64	-192(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	64(%rdi), %zmm9
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-256(%rax), %zmm15
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-192(%rax), %zmm16
+	vpshufd	$78, %zmm12, %zmm17
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, -256(%rax), %zmm12, %zmm16
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$17, -256(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, 848(%rax), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vbroadcasti32x4	80(%rdi), %zmm9
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 848(%rax), %zmm17, %zmm15
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, -192(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$17, -192(%rax), %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, 912(%rax), %zmm17, %zmm17
+	vpclmulqdq	$0, 912(%rax), %zmm17, %zmm16
 	vbroadcasti32x4	96(%rdi), %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vmovdqu64	-384(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vmovdqu64	-320(%rcx), %zmm14
+	vmovdqu64	-320(%rcx), %zmm13
 	vbroadcasti32x4	112(%rdi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-384(%rax), %zmm15
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-320(%rax), %zmm16
+	vpshufd	$78, %zmm12, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, -384(%rax), %zmm12, %zmm16
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$17, -384(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vbroadcasti32x4	128(%rdi), %zmm9
-	vpclmulqdq	$0, 720(%rax), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 720(%rax), %zmm17, %zmm15
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, -320(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$17, -320(%rax), %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vbroadcasti32x4	144(%rdi), %zmm9
-	vpclmulqdq	$0, 784(%rax), %zmm17, %zmm17
+	vpclmulqdq	$0, 784(%rax), %zmm17, %zmm16
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vmovdqu64	-512(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vbroadcasti32x4	160(%rdi), %zmm9
 	vpxorq	%zmm0, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vmovdqu64	-448(%rcx), %zmm14
+	vmovdqu64	-448(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-512(%rax), %zmm15
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-448(%rax), %zmm9
+	vpshufd	$78, %zmm12, %zmm16
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpclmulqdq	$0, -512(%rax), %zmm12, %zmm9
+	vpxorq	%zmm12, %zmm16, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, -512(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 592(%rax), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm14, %zmm16
+	vpclmulqdq	$0, 592(%rax), %zmm16, %zmm15
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm16, %zmm16
+	vpshufd	$78, %zmm13, %zmm16
+	vpxorq	%zmm13, %zmm16, %zmm16
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$0, -448(%rax), %zmm14, %zmm17
+	vpclmulqdq	$0, %zmm9, %zmm13, %zmm18
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, -448(%rax), %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm9, %zmm13, %zmm9
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 656(%rax), %zmm16, %zmm16
+	vpclmulqdq	$0, 656(%rax), %zmm16, %zmm13
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm9, %zmm13
+	vpternlogd	$150, %zmm18, %zmm17, %zmm14
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
-	vpternlogd	$150, %zmm16, %zmm15, %zmm11
-	vpxorq	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm9, %zmm12, %zmm10
+	vpternlogd	$150, %zmm13, %zmm15, %zmm11
+	vpxorq	%zmm8, %zmm14, %zmm14
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpxorq	%zmm7, %zmm11, %zmm11
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_192
 	vmovdqu64	(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -11669,13 +13871,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -11683,13 +13885,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -11697,14 +13899,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr43_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -11721,30 +13923,30 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_192
 	vmovdqu64	%zmm6, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_192:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -11761,32 +13963,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_192
 	vmovdqu64	%zmm3, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_192:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -11803,32 +14005,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_192
 	vmovdqu64	%zmm4, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_192:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -11845,54 +14047,54 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_192
 	vmovdqu64	%zmm5, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192:
-	vpternlogd	$150, %zmm10, %zmm13, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192:
+	vpternlogd	$150, %zmm10, %zmm14, %zmm11
 	vpslldq	$8, %zmm11, %zmm0
-	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
 	vpsrldq	$8, %zmm11, %zmm0
 	vpxorq	%zmm0, %zmm10, %zmm10
-	vextracti64x4	$1, %zmm13, %ymm0
-	vpxorq	%ymm0, %ymm13, %ymm13
-	vextracti32x4	$1, %ymm13, %xmm0
-	vpxorq	%xmm0, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
 	vextracti64x4	$1, %zmm10, %ymm0
 	vpxorq	%ymm0, %ymm10, %ymm10
 	vextracti32x4	$1, %ymm10, %xmm0
 	vpxorq	%xmm0, %xmm10, %xmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vmovdqa64	%xmm13, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds192:
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vmovdqa64	%xmm14, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr4192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_192:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -11946,137 +14148,143 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm13, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpxorq	%zmm13, %zmm6, %zmm6
-	vpxorq	%zmm13, %zmm7, %zmm7
 	vmovdqu64	-64(%rcx), %zmm15
+	vpxorq	%zmm13, %zmm7, %zmm7
 	vpxorq	%zmm13, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-128(%rax), %zmm16
 	vpxorq	%zmm13, %zmm10, %zmm10
-	vpshufd	$78, %zmm14, %zmm16
 	vbroadcasti32x4	16(%rdi), %zmm13
+	vmovdqu64	-64(%rax), %zmm17
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpxorq	%zmm14, %zmm16, %zmm16
+	vpshufd	$78, %zmm14, %zmm18
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpclmulqdq	$0, -128(%rax), %zmm14, %zmm17
 	vaesenc	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpclmulqdq	$17, -128(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
 	vaesenc	%zmm13, %zmm7, %zmm7
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vpclmulqdq	$0, 976(%rax), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpshufd	$78, %zmm15, %zmm18
+	vpclmulqdq	$0, 976(%rax), %zmm18, %zmm16
 	vaesenc	%zmm13, %zmm10, %zmm10
 	vbroadcasti32x4	32(%rdi), %zmm13
-	vpxorq	%zmm15, %zmm18, %zmm18
+	vpshufd	$78, %zmm15, %zmm18
 	vaesenc	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm15, %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpclmulqdq	$0, -64(%rax), %zmm15, %zmm19
 	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm17, %zmm15, %zmm20
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpclmulqdq	$17, -64(%rax), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm15, %zmm15
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpclmulqdq	$0, 1040(%rax), %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, 1040(%rax), %zmm18, %zmm17
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm19, %zmm18
 	vaesenc	%zmm13, %zmm10, %zmm10
 	vbroadcasti32x4	48(%rdi), %zmm13
 	vpxorq	%zmm15, %zmm14, %zmm14
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpxorq	%zmm18, %zmm16, %zmm15
+	vpxorq	%zmm17, %zmm16, %zmm15
 	vaesenc	%zmm13, %zmm4, %zmm4
 	vaesenc	%zmm13, %zmm5, %zmm5
 	vmovdqu64	-256(%rcx), %zmm16
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vaesenc	%zmm13, %zmm7, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm7, %zmm7
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vmovdqu64	-192(%rcx), %zmm18
+	vmovdqu64	-192(%rcx), %zmm17
 	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vbroadcasti32x4	64(%rdi), %zmm13
+	vmovdqu64	-256(%rax), %zmm19
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpshufd	$78, %zmm16, %zmm19
+	vmovdqu64	-192(%rax), %zmm20
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm16, %zmm19, %zmm19
 	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufd	$78, %zmm16, %zmm21
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpclmulqdq	$0, -256(%rax), %zmm16, %zmm20
 	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm16, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vpclmulqdq	$17, -256(%rax), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
 	vaesenc	%zmm13, %zmm9, %zmm9
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpclmulqdq	$0, 848(%rax), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
 	vbroadcasti32x4	80(%rdi), %zmm13
-	vpshufd	$78, %zmm18, %zmm21
+	vpclmulqdq	$0, 848(%rax), %zmm21, %zmm19
 	vaesenc	%zmm13, %zmm3, %zmm3
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm18, %zmm21, %zmm21
+	vpshufd	$78, %zmm17, %zmm21
 	vaesenc	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpclmulqdq	$0, -192(%rax), %zmm18, %zmm22
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpclmulqdq	$17, -192(%rax), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
 	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpclmulqdq	$0, 912(%rax), %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 912(%rax), %zmm21, %zmm20
 	vbroadcasti32x4	96(%rdi), %zmm13
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm16, %zmm14
 	vaesenc	%zmm13, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
 	vaesenc	%zmm13, %zmm6, %zmm6
 	vaesenc	%zmm13, %zmm7, %zmm7
 	vmovdqu64	-384(%rcx), %zmm16
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vaesenc	%zmm13, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vmovdqu64	-320(%rcx), %zmm18
+	vmovdqu64	-320(%rcx), %zmm17
 	vbroadcasti32x4	112(%rdi), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-384(%rax), %zmm19
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpshufd	$78, %zmm16, %zmm19
+	vmovdqu64	-320(%rax), %zmm20
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpxorq	%zmm16, %zmm19, %zmm19
 	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufd	$78, %zmm16, %zmm21
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vpclmulqdq	$0, -384(%rax), %zmm16, %zmm20
+	vpxorq	%zmm16, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm9, %zmm9
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpclmulqdq	$17, -384(%rax), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
 	vbroadcasti32x4	128(%rdi), %zmm13
-	vpclmulqdq	$0, 720(%rax), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm3, %zmm3
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpshufd	$78, %zmm18, %zmm21
+	vpclmulqdq	$0, 720(%rax), %zmm21, %zmm19
 	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufd	$78, %zmm17, %zmm21
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpxorq	%zmm18, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpclmulqdq	$0, -320(%rax), %zmm18, %zmm22
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm8, %zmm8
 	vaesenc	%zmm13, %zmm9, %zmm9
-	vpclmulqdq	$17, -320(%rax), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
 	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
 	vbroadcasti32x4	144(%rdi), %zmm13
-	vpclmulqdq	$0, 784(%rax), %zmm21, %zmm21
 	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, 784(%rax), %zmm21, %zmm20
 	vaesenc	%zmm13, %zmm4, %zmm4
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm16, %zmm14
 	vaesenc	%zmm13, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
 	vaesenc	%zmm13, %zmm7, %zmm7
-	vpternlogd	$150, %zmm21, %zmm19, %zmm15
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
 	vaesenc	%zmm13, %zmm8, %zmm8
 	vaesenc	%zmm13, %zmm9, %zmm9
 	vmovdqu64	-512(%rcx), %zmm16
@@ -12086,46 +14294,48 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm13, %zmm3, %zmm3
 	vpxorq	%zmm0, %zmm16, %zmm16
 	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-448(%rcx), %zmm17
 	vaesenc	%zmm13, %zmm5, %zmm5
-	vmovdqu64	-448(%rcx), %zmm18
 	vaesenc	%zmm13, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-512(%rax), %zmm19
 	vaesenc	%zmm13, %zmm8, %zmm8
-	vpshufd	$78, %zmm16, %zmm19
 	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-448(%rax), %zmm20
 	vaesenc	%zmm13, %zmm10, %zmm10
-	vpxorq	%zmm16, %zmm19, %zmm19
+	vpshufd	$78, %zmm16, %zmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, -512(%rax), %zmm16, %zmm13
+	vpxorq	%zmm16, %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, -512(%rax), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm21
 	vaesenc	%zmm0, %zmm5, %zmm5
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 592(%rax), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
 	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 592(%rax), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %zmm18, %zmm20
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm18, %zmm20, %zmm20
+	vpshufd	$78, %zmm17, %zmm19
 	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%zmm17, %zmm19, %zmm19
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$0, -448(%rax), %zmm18, %zmm21
 	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm22
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, -448(%rax), %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 656(%rax), %zmm20, %zmm20
 	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 656(%rax), %zmm19, %zmm19
 	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm21, %zmm13, %zmm17
+	vpternlogd	$150, %zmm22, %zmm21, %zmm18
 	vaesenclast	%zmm0, %zmm8, %zmm8
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
 	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm20, %zmm19, %zmm15
-	vpxorq	%zmm12, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm13, %zmm15
+	vpxorq	%zmm12, %zmm18, %zmm18
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpxorq	%zmm11, %zmm15, %zmm15
 	cmpq	$64, %rdx
@@ -12137,7 +14347,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
@@ -12151,7 +14361,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
@@ -12165,7 +14375,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
@@ -12179,7 +14389,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm6, %zmm0
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1296(%rax), %zmm0, %zmm0
@@ -12193,7 +14403,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm7, %zmm0
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1360(%rax), %zmm0, %zmm0
@@ -12207,7 +14417,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm8, %zmm0
 	vpxorq	%zmm8, %zmm0, %zmm0
 	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1424(%rax), %zmm0, %zmm0
@@ -12221,7 +14431,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
-	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1488(%rax), %zmm0, %zmm0
@@ -12250,7 +14460,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1552(%rax), %zmm3, %zmm2
@@ -12290,7 +14500,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1104(%rax), %zmm4, %zmm2
@@ -12332,7 +14542,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm2
@@ -12374,7 +14584,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm2
@@ -12416,7 +14626,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1296(%rax), %zmm3, %zmm2
@@ -12458,7 +14668,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1360(%rax), %zmm3, %zmm2
@@ -12500,7 +14710,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1424(%rax), %zmm3, %zmm2
@@ -12542,7 +14752,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 1488(%rax), %zmm3, %zmm2
@@ -12561,27 +14771,27 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192:
-	vpternlogd	$150, %zmm14, %zmm17, %zmm15
+	vpternlogd	$150, %zmm14, %zmm18, %zmm15
 	vpslldq	$8, %zmm15, %zmm0
-	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
 	vpsrldq	$8, %zmm15, %zmm0
 	vpxorq	%zmm0, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm17, %ymm0
-	vpxorq	%ymm0, %ymm17, %ymm17
-	vextracti32x4	$1, %ymm17, %xmm0
-	vpxorq	%xmm0, %xmm17, %xmm17
+	vextracti64x4	$1, %zmm18, %ymm0
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vextracti32x4	$1, %ymm18, %xmm0
+	vpxorq	%xmm0, %xmm18, %xmm18
 	vextracti64x4	$1, %zmm14, %ymm0
 	vpxorq	%ymm0, %ymm14, %ymm14
 	vextracti32x4	$1, %ymm14, %xmm0
 	vpxorq	%xmm0, %xmm14, %xmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
-	vpshufd	$78, %xmm17, %xmm17
-	vpxorq	%xmm0, %xmm17, %xmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm17, %xmm0
-	vpshufd	$78, %xmm17, %xmm17
-	vpxorq	%xmm0, %xmm17, %xmm17
-	vpxorq	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm17, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd192:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end192
@@ -12610,101 +14820,441 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vmovdqu64	-64(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm7
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, -128(%rax), %zmm5, %zmm8
-	vpclmulqdq	$17, -128(%rax), %zmm5, %zmm5
-	vpclmulqdq	$0, 976(%rax), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm7
+	vmovdqu64	-64(%rax), %zmm8
+	vpshufd	$78, %zmm5, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm7, %zmm5, %zmm10
+	vpclmulqdq	$17, %zmm7, %zmm5, %zmm5
+	vpclmulqdq	$0, 976(%rax), %zmm9, %zmm7
 	vpshufd	$78, %zmm6, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm6
-	vpclmulqdq	$0, 1040(%rax), %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1040(%rax), %zmm9, %zmm8
+	vpxorq	%zmm11, %zmm10, %zmm9
 	vpxorq	%zmm6, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm7, %zmm6
+	vpxorq	%zmm8, %zmm7, %zmm6
 	vmovdqu64	-256(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-192(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -256(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -256(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -192(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -192(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 912(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm10
+	vmovdqu64	-192(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 912(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-384(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-320(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -384(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -384(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 720(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -320(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -320(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm10
+	vmovdqu64	-320(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 720(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 784(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-512(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vmovdqu64	-448(%rcx), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm7, %zmm9
-	vpxorq	%zmm7, %zmm9, %zmm9
-	vpclmulqdq	$0, -512(%rax), %zmm7, %zmm10
-	vpclmulqdq	$17, -512(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 592(%rax), %zmm9, %zmm9
+	vmovdqu64	-512(%rax), %zmm8
+	vmovdqu64	-448(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm8, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm8, %zmm7, %zmm7
+	vpclmulqdq	$0, 592(%rax), %zmm11, %zmm8
 	vpshufd	$78, %zmm0, %zmm11
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, -448(%rax), %zmm0, %zmm12
-	vpclmulqdq	$17, -448(%rax), %zmm0, %zmm0
-	vpclmulqdq	$0, 656(%rax), %zmm11, %zmm11
-	vpternlogd	$150, %zmm12, %zmm10, %zmm8
+	vpclmulqdq	$0, %zmm10, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm0, %zmm0
+	vpclmulqdq	$0, 656(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm9
 	vpternlogd	$150, %zmm0, %zmm7, %zmm5
-	vpternlogd	$150, %zmm11, %zmm9, %zmm6
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm8, %zmm6
+	vpxorq	%zmm4, %zmm9, %zmm9
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpxorq	%zmm3, %zmm6, %zmm6
-	vpternlogd	$150, %zmm5, %zmm8, %zmm6
+	vpternlogd	$150, %zmm5, %zmm9, %zmm6
 	vpslldq	$8, %zmm6, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpsrldq	$8, %zmm6, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm9, %ymm0
+	vpxorq	%ymm0, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm9, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
 	vextracti64x4	$1, %zmm5, %ymm0
 	vpxorq	%ymm0, %ymm5, %ymm5
 	vextracti32x4	$1, %ymm5, %xmm0
 	vpxorq	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vmovdqa64	%xmm8, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end192
 .Laesgen_vaes512_gcm_none_encrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty192
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm6
+	vmovdqu8	%zmm6, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm6{%k1}{z}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm6, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1192:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_192
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_192
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2192:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_192:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -12809,7 +15359,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -12824,7 +15374,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -12838,7 +15388,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1168(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -12851,9 +15401,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr43_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12870,7 +15420,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -12880,20 +15430,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_192
 	vmovdqu64	%zmm6, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_192:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12910,7 +15460,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -12921,26 +15471,26 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_192
 	vmovdqu64	%zmm3, 2496(%rdi)
 	vmovdqu64	%zmm4, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_192:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_192:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12957,7 +15507,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -12967,22 +15517,22 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_192
 	vmovdqu64	%zmm4, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_192:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12999,7 +15549,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -13009,20 +15559,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_192
 	vmovdqu64	%zmm5, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -13044,9 +15594,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_192:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -13713,6 +16263,15 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm20, %xmm20, %xmm20
 	vpxorq	%xmm21, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm22, %xmm22
+	vpxorq	%xmm23, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -13887,266 +16446,274 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm5
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vbroadcasti32x4	160(%rdi), %zmm8
+	vbroadcasti32x4	176(%rdi), %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm11
+	vbroadcasti32x4	224(%rdi), %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vmovdqu64	384(%rsi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vmovdqu64	448(%rsi), %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	448(%rsi), %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpshufd	$78, %zmm9, %zmm10
+	vmovdqu64	1168(%rdi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vmovdqu64	1232(%rdi), %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpshufd	$78, %zmm21, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm9, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 2272(%rdi), %zmm10, %zmm14
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpshufd	$78, %zmm11, %zmm15
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm13, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm15, %zmm14, %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	256(%rsi), %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	320(%rsi), %zmm15
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	128(%rsi), %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	(%rsi), %zmm14
-	vbroadcasti32x4	128(%rdi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 1888(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %zmm15, %zmm17
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpternlogd	$150, %zmm17, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm11, %zmm12, %zmm13
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpsrldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti64x4	$1, %zmm11, %ymm10
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm22, %zmm27
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm27, %zmm27
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm24
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm28, %zmm26, %zmm26
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vpxorq	%zmm22, %zmm23, %zmm22
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm25, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vmovdqu64	256(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	320(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vmovdqu64	1040(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	1104(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, 2144(%rdi), %zmm29, %zmm27
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 2208(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vmovdqu64	128(%rsi), %zmm21
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vmovdqu64	192(%rsi), %zmm24
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vmovdqu64	(%rsi), %zmm21
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vmovdqu64	784(%rdi), %zmm24
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vmovdqu64	848(%rdi), %zmm25
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rcx)
+	vpxorq	64(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rcx)
+	vpxorq	128(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rcx)
+	vpxorq	192(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rcx)
+	vpxorq	256(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rcx)
+	vpxorq	320(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rcx)
+	vpxorq	384(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rcx)
+	vpxorq	448(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -14155,8 +16722,347 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty256
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	208(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	224(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm6, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1256
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1256:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	208(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	224(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_256
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_256
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_256
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2256
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2256:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_256:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big256
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -14271,7 +17177,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -14286,7 +17192,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -14300,7 +17206,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -14313,9 +17219,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr43_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -14331,7 +17237,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -14341,20 +17247,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_256
 	vmovdqu64	%zmm6, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_256:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -14370,7 +17276,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -14381,26 +17287,26 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_256
 	vmovdqu64	%zmm3, 2496(%rdi)
 	vmovdqu64	%zmm4, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_256:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_256:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4256
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_256:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -14416,7 +17322,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -14426,22 +17332,22 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_256
 	vmovdqu64	%zmm4, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_256:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -14457,7 +17363,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -14467,20 +17373,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_256
 	vmovdqu64	%zmm5, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -14502,9 +17408,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_big256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_256:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -15178,230 +18084,238 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm5
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vbroadcasti32x4	96(%rdi), %zmm8
+	vbroadcasti32x4	112(%rdi), %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm11
+	vbroadcasti32x4	160(%rdi), %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	384(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	448(%rsi), %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vmovdqu64	448(%rsi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufd	$78, %zmm8, %zmm9
+	vmovdqu64	1168(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vmovdqu64	1232(%rdi), %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
+	vpshufd	$78, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm23, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 2272(%rdi), %zmm9, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpshufd	$78, %zmm11, %zmm15
+	vpclmulqdq	$0, 2272(%rdi), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufd	$78, %zmm21, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpxorq	%zmm11, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm26, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm13, %zmm11
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm14, %zmm13
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vmovdqu64	256(%rsi), %zmm14
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	128(%rsi), %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	(%rsi), %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%rdi), %zmm0
-	vmovdqu64	64(%rsi), %zmm10
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm15
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm16
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, 1888(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	112(%rdi), %zmm0
-	vpshufd	$78, %zmm10, %zmm17
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 848(%rdi), %zmm10, %zmm18
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 848(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm18, %zmm16, %zmm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm10, %zmm14, %zmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpternlogd	$150, %zmm17, %zmm15, %zmm13
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm11, %zmm12, %zmm13
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpsrldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm11, %ymm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vpclmulqdq	$17, %zmm22, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm22
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm27, %zmm24, %zmm24
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm25, %zmm21
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm22, %zmm23, %zmm22
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vmovdqu64	256(%rsi), %zmm23
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vmovdqu64	320(%rsi), %zmm25
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vmovdqu64	1040(%rdi), %zmm26
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpshufd	$78, %zmm25, %zmm28
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpxorq	%zmm25, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpternlogd	$150, %zmm25, %zmm23, %zmm21
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vmovdqu64	128(%rsi), %zmm23
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	192(%rsi), %zmm25
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vmovdqu64	912(%rdi), %zmm26
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpshufd	$78, %zmm25, %zmm28
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpxorq	%zmm25, %zmm28, %zmm28
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm23, %zmm21
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vmovdqu64	(%rsi), %zmm23
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vmovdqu64	784(%rdi), %zmm25
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vmovdqu64	848(%rdi), %zmm26
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpxorq	%zmm23, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpternlogd	$150, %zmm0, %zmm23, %zmm21
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm24, %zmm24
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm24, %ymm0
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm24, %ymm24
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm24, %xmm0
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpshufd	$78, %xmm24, %xmm24
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpshufd	$78, %xmm24, %xmm24
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm21, %xmm24, %xmm24
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vmovdqa64	%xmm24, %xmm0
+	vpxorq	(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rcx)
+	vpxorq	64(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rcx)
+	vpxorq	128(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rcx)
+	vpxorq	192(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rcx)
+	vpxorq	256(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rcx)
+	vpxorq	320(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rcx)
+	vpxorq	384(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rcx)
+	vpxorq	448(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -15410,8 +18324,327 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty128
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm6, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1128
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1128:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_128
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_128
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_128
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2128
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2128:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_128:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big128
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -15506,7 +18739,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -15521,7 +18754,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -15535,7 +18768,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -15548,9 +18781,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr43_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15566,7 +18799,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -15576,20 +18809,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_128
 	vmovdqu64	%zmm6, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_128:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15605,7 +18838,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -15616,26 +18849,26 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_128
 	vmovdqu64	%zmm3, 2496(%rdi)
 	vmovdqu64	%zmm4, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_128:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_128:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4128
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_128:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15651,7 +18884,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -15661,22 +18894,22 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_128
 	vmovdqu64	%zmm4, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_128:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15692,7 +18925,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -15702,20 +18935,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_128
 	vmovdqu64	%zmm5, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -15737,9 +18970,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_big128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_128:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -16377,248 +19610,256 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vbroadcasti32x4	48(%rdi), %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm5
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vbroadcasti32x4	128(%rdi), %zmm8
+	vbroadcasti32x4	144(%rdi), %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm11
+	vbroadcasti32x4	192(%rdi), %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	384(%rsi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	448(%rsi), %zmm11
+	vmovdqu64	448(%rsi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vmovdqu64	1168(%rdi), %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm8, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpxorq	%zmm8, %zmm9, %zmm9
+	vmovdqu64	1232(%rdi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufd	$78, %zmm20, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm12
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1168(%rdi), %zmm8, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 2272(%rdi), %zmm9, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpshufd	$78, %zmm11, %zmm15
+	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufd	$78, %zmm22, %zmm27
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm10
-	vpxorq	%zmm11, %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1232(%rdi), %zmm11, %zmm16
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$17, 1232(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 2336(%rdi), %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm16, %zmm12, %zmm12
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm11, %zmm13, %zmm11
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%rdi), %zmm10
-	vpxorq	%zmm15, %zmm14, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	256(%rsi), %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	320(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vbroadcasti32x4	32(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1040(%rdi), %zmm14, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, 1040(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 2144(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 1104(%rdi), %zmm15, %zmm19
-	vbroadcasti32x4	48(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 1104(%rdi), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 2208(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	128(%rsi), %zmm14
-	vbroadcasti32x4	64(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	192(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 912(%rdi), %zmm14, %zmm17
-	vbroadcasti32x4	80(%rdi), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, 912(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 2016(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufd	$78, %zmm15, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 976(%rdi), %zmm15, %zmm19
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, 976(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	96(%rdi), %zmm10
-	vpclmulqdq	$0, 2080(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm17, %zmm12
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	(%rsi), %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vbroadcasti32x4	112(%rdi), %zmm10
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	64(%rsi), %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 784(%rdi), %zmm14, %zmm10
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$17, 784(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 1888(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm15, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rdi), %zmm15, %zmm18
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, 848(%rdi), %zmm15, %zmm15
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpclmulqdq	$0, 1952(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm10, %zmm12
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm15, %zmm14, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm16, %zmm13
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm11, %zmm12, %zmm13
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpslldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %zmm13, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm12, %ymm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%ymm10, %ymm12, %ymm12
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vextracti32x4	$1, %ymm12, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm11, %ymm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm11, %xmm12, %xmm12
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vmovdqa64	%xmm12, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm22, %zmm27, %zmm27
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm23, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm23
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm28, %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm26, %zmm22
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm23, %zmm24, %zmm23
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vmovdqu64	256(%rsi), %zmm24
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	320(%rsi), %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1040(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	1104(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm21
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, 2144(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm30
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$0, 2208(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm21, %zmm25
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vmovdqu64	128(%rsi), %zmm21
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	192(%rsi), %zmm24
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	912(%rdi), %zmm26
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vmovdqu64	(%rsi), %zmm21
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vmovdqu64	784(%rdi), %zmm24
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vmovdqu64	848(%rdi), %zmm26
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm25, %zmm25
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm25, %ymm0
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%ymm0, %ymm25, %ymm25
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm25, %xmm0
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm22, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vmovdqa64	%xmm25, %xmm0
+	vpxorq	(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rcx)
+	vpxorq	64(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rcx)
+	vpxorq	128(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rcx)
+	vpxorq	192(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rcx)
+	vpxorq	256(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rcx)
+	vpxorq	320(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rcx)
+	vpxorq	384(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rcx)
+	vpxorq	448(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rcx)
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
@@ -16627,8 +19868,337 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty192
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm6, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1192
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1192:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1296(%rdi,%rax,1), %rax
+	movq	2720(%rdi), %r9
+	shlq	$3, %r9
+	movq	2728(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1280(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1280(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 2384(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_192
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1168(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_192
+	vmovdqu64	%zmm4, 2496(%rdi)
+	vmovdqu64	%zmm0, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1104(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_192
+	vmovdqu64	%zmm3, 2496(%rdi)
+	vmovdqu64	%zmm4, 2560(%rdi)
+	vmovdqa64	2496(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2688(%rdi)
+	vmovdqa64	2560(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 2672(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2192
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2192:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_192:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big192
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -16733,7 +20303,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -16748,7 +20318,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1104(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -16762,7 +20332,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1168(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -16775,9 +20345,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr43_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -16793,7 +20363,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -16803,20 +20373,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1296(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_192
 	vmovdqu64	%zmm6, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_192:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -16832,7 +20402,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -16843,26 +20413,26 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1104(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_192
 	vmovdqu64	%zmm3, 2496(%rdi)
 	vmovdqu64	%zmm4, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_192:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_192:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4192
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_192:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -16878,7 +20448,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -16888,22 +20458,22 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1168(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_192
 	vmovdqu64	%zmm4, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_192:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -16919,7 +20489,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -16929,20 +20499,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1232(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_192
 	vmovdqu64	%zmm5, 2496(%rdi)
 	vmovdqu64	%zmm0, 2560(%rdi)
 	vmovdqa64	2496(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2688(%rdi)
 	vmovdqa64	2560(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 2672(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -16964,9 +20534,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_big192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_192:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -17622,6 +21192,18 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm17, %xmm17, %xmm17
 	vpxorq	%xmm18, %xmm18, %xmm18
 	vpxorq	%xmm19, %xmm19, %xmm19
+	vpxorq	%xmm20, %xmm20, %xmm20
+	vpxorq	%xmm21, %xmm21, %xmm21
+	vpxorq	%xmm22, %xmm22, %xmm22
+	vpxorq	%xmm23, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%r12
 	popq	%rbp

@@ -3383,84 +3383,92 @@ aesgen_vaes512_gcm_none_seal:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1776(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$17, 1776(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 3392(%rbx), %xmm3, %xmm3
+	vmovdqu64	1776(%rbx), %xmm3
+	vmovdqu64	1792(%rbx), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 3392(%rbx), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1792(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1792(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 3408(%rbx), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rbx), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1744(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1744(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3360(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1760(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1760(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 3376(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1744(%rbx), %xmm6
+	vmovdqu64	1760(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3360(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3376(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1712(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1712(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3328(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1728(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1728(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 3344(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1712(%rbx), %xmm6
+	vmovdqu64	1728(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3328(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3344(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1680(%rbx), %xmm3, %xmm6
-	vpclmulqdq	$17, 1680(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3296(%rbx), %xmm5, %xmm5
+	vmovdqu64	1680(%rbx), %xmm4
+	vmovdqu64	1696(%rbx), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 3296(%rbx), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1696(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1696(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 3312(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 3312(%rbx), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash8
@@ -3744,84 +3752,92 @@ aesgen_vaes512_gcm_none_seal:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rcx), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1776(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$17, 1776(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 3392(%rbx), %xmm3, %xmm3
+	vmovdqu64	1776(%rbx), %xmm3
+	vmovdqu64	1792(%rbx), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 3392(%rbx), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1792(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1792(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 3408(%rbx), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rbx), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rcx), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1744(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1744(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3360(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1760(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1760(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 3376(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1744(%rbx), %xmm6
+	vmovdqu64	1760(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3360(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3376(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rcx), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1712(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1712(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3328(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1728(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1728(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 3344(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1712(%rbx), %xmm6
+	vmovdqu64	1728(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3328(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3344(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rcx), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1680(%rbx), %xmm3, %xmm6
-	vpclmulqdq	$17, 1680(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3296(%rbx), %xmm5, %xmm5
+	vmovdqu64	1680(%rbx), %xmm4
+	vmovdqu64	1696(%rbx), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 3296(%rbx), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1696(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1696(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 3312(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 3312(%rbx), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rcx
 	subq	$128, %r8
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash8_2
@@ -4658,84 +4674,92 @@ aesgen_vaes512_gcm_none_open:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1776(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$17, 1776(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 3392(%rbx), %xmm3, %xmm3
+	vmovdqu64	1776(%rbx), %xmm3
+	vmovdqu64	1792(%rbx), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 3392(%rbx), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1792(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1792(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 3408(%rbx), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rbx), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1744(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1744(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3360(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1760(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1760(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 3376(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1744(%rbx), %xmm6
+	vmovdqu64	1760(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3360(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3376(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1712(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1712(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3328(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1728(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1728(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 3344(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1712(%rbx), %xmm6
+	vmovdqu64	1728(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3328(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3344(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1680(%rbx), %xmm3, %xmm6
-	vpclmulqdq	$17, 1680(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3296(%rbx), %xmm5, %xmm5
+	vmovdqu64	1680(%rbx), %xmm4
+	vmovdqu64	1696(%rbx), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 3296(%rbx), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1696(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1696(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 3312(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 3312(%rbx), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_open_hash8
@@ -5019,84 +5043,92 @@ aesgen_vaes512_gcm_none_open:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rcx), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1776(%rbx), %xmm1, %xmm4
-	vpclmulqdq	$17, 1776(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 3392(%rbx), %xmm3, %xmm3
+	vmovdqu64	1776(%rbx), %xmm3
+	vmovdqu64	1792(%rbx), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 3392(%rbx), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1792(%rbx), %xmm2, %xmm6
-	vpclmulqdq	$17, 1792(%rbx), %xmm2, %xmm2
-	vpclmulqdq	$0, 3408(%rbx), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rbx), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rcx), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1744(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1744(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3360(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1760(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1760(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 3376(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1744(%rbx), %xmm6
+	vmovdqu64	1760(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3360(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3376(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rcx), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1712(%rbx), %xmm3, %xmm7
-	vpclmulqdq	$17, 1712(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3328(%rbx), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1728(%rbx), %xmm5, %xmm9
-	vpclmulqdq	$17, 1728(%rbx), %xmm5, %xmm5
-	vpclmulqdq	$0, 3344(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1712(%rbx), %xmm6
+	vmovdqu64	1728(%rbx), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3328(%rbx), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3344(%rbx), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rcx), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1680(%rbx), %xmm3, %xmm6
-	vpclmulqdq	$17, 1680(%rbx), %xmm3, %xmm3
-	vpclmulqdq	$0, 3296(%rbx), %xmm5, %xmm5
+	vmovdqu64	1680(%rbx), %xmm4
+	vmovdqu64	1696(%rbx), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 3296(%rbx), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1696(%rbx), %xmm0, %xmm8
-	vpclmulqdq	$17, 1696(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 3312(%rbx), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 3312(%rbx), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rcx
 	subq	$128, %r8
 	jmp	.Laesgen_vaes512_gcm_none_open_hash8_2
@@ -5408,84 +5440,92 @@ aesgen_vaes512_gcm_none_start:
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1776(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 1776(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 3392(%rdi), %xmm3, %xmm3
+	vmovdqu64	1776(%rdi), %xmm3
+	vmovdqu64	1792(%rdi), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 3392(%rdi), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1744(%rdi), %xmm3, %xmm7
-	vpclmulqdq	$17, 1744(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 3360(%rdi), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1760(%rdi), %xmm5, %xmm9
-	vpclmulqdq	$17, 1760(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$0, 3376(%rdi), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1744(%rdi), %xmm6
+	vmovdqu64	1760(%rdi), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3360(%rdi), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3376(%rdi), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1712(%rdi), %xmm3, %xmm7
-	vpclmulqdq	$17, 1712(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 3328(%rdi), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1728(%rdi), %xmm5, %xmm9
-	vpclmulqdq	$17, 1728(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$0, 3344(%rdi), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1712(%rdi), %xmm6
+	vmovdqu64	1728(%rdi), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3328(%rdi), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3344(%rdi), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1680(%rdi), %xmm3, %xmm6
-	vpclmulqdq	$17, 1680(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 3296(%rdi), %xmm5, %xmm5
+	vmovdqu64	1680(%rdi), %xmm4
+	vmovdqu64	1696(%rdi), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 3296(%rdi), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1696(%rdi), %xmm0, %xmm8
-	vpclmulqdq	$17, 1696(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 3312(%rdi), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 3312(%rdi), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_start_hash8
@@ -5807,84 +5847,92 @@ aesgen_vaes512_gcm_none_aad:
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vmovdqu64	112(%rsi), %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm2, %xmm2
-	vpshufd	$78, %xmm1, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$0, 1776(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 1776(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 3392(%rdi), %xmm3, %xmm3
+	vmovdqu64	1776(%rdi), %xmm3
+	vmovdqu64	1792(%rdi), %xmm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 3392(%rdi), %xmm5, %xmm3
 	vpshufd	$78, %xmm2, %xmm5
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm4, %xmm2, %xmm7
+	vpclmulqdq	$17, %xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm5
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm5, %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm2
 	vmovdqu64	64(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	80(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1744(%rdi), %xmm3, %xmm7
-	vpclmulqdq	$17, 1744(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 3360(%rdi), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1760(%rdi), %xmm5, %xmm9
-	vpclmulqdq	$17, 1760(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$0, 3376(%rdi), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1744(%rdi), %xmm6
+	vmovdqu64	1760(%rdi), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3360(%rdi), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3376(%rdi), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	32(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vmovdqu64	48(%rsi), %xmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm5, %xmm5
-	vpshufd	$78, %xmm3, %xmm6
-	vpxorq	%xmm3, %xmm6, %xmm6
-	vpclmulqdq	$0, 1712(%rdi), %xmm3, %xmm7
-	vpclmulqdq	$17, 1712(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 3328(%rdi), %xmm6, %xmm6
-	vpshufd	$78, %xmm5, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vpclmulqdq	$0, 1728(%rdi), %xmm5, %xmm9
-	vpclmulqdq	$17, 1728(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$0, 3344(%rdi), %xmm8, %xmm8
-	vpternlogd	$150, %xmm9, %xmm7, %xmm4
-	vpternlogd	$150, %xmm5, %xmm3, %xmm1
-	vpternlogd	$150, %xmm8, %xmm6, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm4, %xmm4
+	vmovdqu64	1712(%rdi), %xmm6
+	vmovdqu64	1728(%rdi), %xmm7
+	vpshufd	$78, %xmm3, %xmm8
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm6, %xmm3, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm3, %xmm3
+	vpclmulqdq	$0, 3328(%rdi), %xmm8, %xmm6
+	vpshufd	$78, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vpclmulqdq	$0, %xmm7, %xmm4, %xmm10
+	vpclmulqdq	$17, %xmm7, %xmm4, %xmm4
+	vpclmulqdq	$0, 3344(%rdi), %xmm8, %xmm7
+	vpternlogd	$150, %xmm10, %xmm9, %xmm5
+	vpternlogd	$150, %xmm4, %xmm3, %xmm1
+	vpternlogd	$150, %xmm7, %xmm6, %xmm2
 	vmovdqu64	(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vmovdqu64	16(%rsi), %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm0, %xmm0
-	vpshufd	$78, %xmm3, %xmm5
-	vpxorq	%xmm3, %xmm5, %xmm5
-	vpclmulqdq	$0, 1680(%rdi), %xmm3, %xmm6
-	vpclmulqdq	$17, 1680(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 3296(%rdi), %xmm5, %xmm5
+	vmovdqu64	1680(%rdi), %xmm4
+	vmovdqu64	1696(%rdi), %xmm6
+	vpshufd	$78, %xmm3, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$0, %xmm4, %xmm3, %xmm8
+	vpclmulqdq	$17, %xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 3296(%rdi), %xmm7, %xmm4
 	vpshufd	$78, %xmm0, %xmm7
 	vpxorq	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 1696(%rdi), %xmm0, %xmm8
-	vpclmulqdq	$17, 1696(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 3312(%rdi), %xmm7, %xmm7
-	vpternlogd	$150, %xmm8, %xmm6, %xmm4
+	vpclmulqdq	$0, %xmm6, %xmm0, %xmm9
+	vpclmulqdq	$17, %xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 3312(%rdi), %xmm7, %xmm6
+	vpternlogd	$150, %xmm9, %xmm8, %xmm5
 	vpternlogd	$150, %xmm0, %xmm3, %xmm1
-	vpternlogd	$150, %xmm7, %xmm5, %xmm2
-	vpternlogd	$150, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm6, %xmm4, %xmm2
+	vpternlogd	$150, %xmm1, %xmm5, %xmm2
 	vpslldq	$8, %xmm2, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm2, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_aad_hash8
@@ -6451,23 +6499,16 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm5
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vbroadcasti32x4	208(%rdi), %zmm7
+	vbroadcasti32x4	224(%rdi), %zmm8
 .Laesgen_vaes512_gcm_none_encrypt_data_first256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -6478,225 +6519,232 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm14
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm14, %zmm10, %zmm10
-	vpxorq	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm12, %zmm12
-	vpxorq	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	32(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	48(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	64(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	80(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	96(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	112(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	128(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	144(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	160(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	176(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	192(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	208(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	224(%rdi), %zmm14
-	vaesenclast	%zmm14, %zmm2, %zmm2
-	vaesenclast	%zmm14, %zmm3, %zmm3
-	vaesenclast	%zmm14, %zmm4, %zmm4
-	vaesenclast	%zmm14, %zmm5, %zmm5
-	vaesenclast	%zmm14, %zmm6, %zmm6
-	vaesenclast	%zmm14, %zmm7, %zmm7
-	vaesenclast	%zmm14, %zmm8, %zmm8
-	vaesenclast	%zmm14, %zmm9, %zmm9
-	vaesenclast	%zmm14, %zmm10, %zmm10
-	vaesenclast	%zmm14, %zmm11, %zmm11
-	vaesenclast	%zmm14, %zmm12, %zmm12
-	vaesenclast	%zmm14, %zmm13, %zmm13
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
-	vpxorq	512(%rsi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 512(%rcx)
-	vpxorq	576(%rsi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 576(%rcx)
-	vpxorq	640(%rsi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 640(%rcx)
-	vpxorq	704(%rsi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 704(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	96(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	112(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vpxorq	(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
+	vpxorq	512(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 512(%rcx)
+	vpxorq	576(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 576(%rcx)
+	vpxorq	640(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 640(%rcx)
+	vpxorq	704(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 704(%rcx)
 	addq	$768, %rsi
 	addq	$768, %rcx
 	subq	$768, %rdx
@@ -6705,373 +6753,378 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpshufd	$78, %zmm10, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 1680(%rdi), %zmm10, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$17, 1680(%rdi), %zmm10, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm11, %zmm17
+	vmovdqu64	-128(%rcx), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm14, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vmovdqu64	-64(%rcx), %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm14, %zmm18, %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1744(%rdi), %zmm14, %zmm19
+	vmovdqu64	1680(%rdi), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpclmulqdq	$17, 1744(%rdi), %zmm14, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm14
-	vpclmulqdq	$0, 3360(%rdi), %zmm18, %zmm18
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm5, %zmm5
-	vpxorq	%zmm20, %zmm16, %zmm16
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	%zmm14, %zmm8, %zmm8
-	vmovdqu64	-256(%rcx), %zmm18
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm14, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpxorq	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm12, %zmm12
-	vmovdqu64	-192(%rcx), %zmm19
-	vpxorq	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpclmulqdq	$0, 1552(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpclmulqdq	$17, 1552(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 3168(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vbroadcasti32x4	32(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$0, 1616(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$17, 1616(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 3232(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpternlogd	$150, %zmm23, %zmm21, %zmm15
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpternlogd	$150, %zmm19, %zmm18, %zmm16
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vmovdqu64	-384(%rcx), %zmm18
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	48(%rdi), %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vmovdqu64	-320(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$0, 1424(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$17, 1424(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 3040(%rdi), %zmm20, %zmm20
-	vbroadcasti32x4	64(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpclmulqdq	$0, 1488(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpclmulqdq	$17, 1488(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 3104(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpternlogd	$150, %zmm23, %zmm21, %zmm15
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm18, %zmm16
-	vbroadcasti32x4	80(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vmovdqu64	-512(%rcx), %zmm18
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vmovdqu64	-448(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	96(%rdi), %zmm14
-	vpclmulqdq	$0, 1296(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$17, 1296(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$0, 2912(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$0, 1360(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$17, 1360(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 2976(%rdi), %zmm22, %zmm22
-	vbroadcasti32x4	112(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm23, %zmm21, %zmm15
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm18, %zmm16
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vmovdqu64	-640(%rcx), %zmm18
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vmovdqu64	-576(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vbroadcasti32x4	128(%rdi), %zmm14
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 1168(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpclmulqdq	$17, 1168(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpclmulqdq	$0, 2784(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	144(%rdi), %zmm14
-	vpclmulqdq	$0, 1232(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$17, 1232(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$0, 2848(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpternlogd	$150, %zmm23, %zmm21, %zmm15
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm18, %zmm16
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vmovdqu64	-768(%rcx), %zmm18
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vbroadcasti32x4	160(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vmovdqu64	-704(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpclmulqdq	$0, 1040(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$17, 1040(%rdi), %zmm18, %zmm14
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpclmulqdq	$0, 2656(%rdi), %zmm20, %zmm18
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm19, %zmm20
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm19, %zmm20, %zmm20
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rdi), %zmm19, %zmm22
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$17, 1104(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$0, 2720(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vpternlogd	$150, %zmm22, %zmm21, %zmm15
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpternlogd	$150, %zmm19, %zmm14, %zmm16
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm20, %zmm18, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm16, %zmm15, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpslldq	$8, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm14, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpsrldq	$8, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm15, %ymm14
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm14, %ymm15, %ymm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm15, %xmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm14, %xmm15, %xmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm16, %ymm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%ymm14, %ymm16, %ymm16
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vextracti32x4	$1, %ymm16, %xmm14
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vpxorq	%xmm14, %xmm16, %xmm16
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm15, %xmm14
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm14, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm15, %xmm14
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpxorq	%xmm14, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm11, %zmm11
-	vaesenclast	%zmm0, %zmm12, %zmm12
-	vpxorq	%xmm16, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm13, %zmm13
-	vmovdqa64	%xmm15, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
-	vpxorq	512(%rsi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 512(%rcx)
-	vpxorq	576(%rsi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 576(%rcx)
-	vpxorq	640(%rsi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 640(%rcx)
-	vpxorq	704(%rsi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 704(%rcx)
+	vmovdqu64	1744(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufd	$78, %zmm21, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpxorq	%zmm21, %zmm26, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm27, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm22, %zmm24, %zmm22
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm25, %zmm24
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vmovdqu64	-256(%rcx), %zmm25
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vmovdqu64	-192(%rcx), %zmm26
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vmovdqu64	1552(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vmovdqu64	1616(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	-384(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vmovdqu64	-320(%rcx), %zmm26
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	1488(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vmovdqu64	-512(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vmovdqu64	-448(%rcx), %zmm26
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	96(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	112(%rdi), %zmm21
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	-640(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	-576(%rcx), %zmm26
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	1168(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vmovdqu64	1232(%rdi), %zmm21
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpshufd	$78, %zmm25, %zmm28
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpxorq	%zmm25, %zmm28, %zmm28
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm29
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpshufd	$78, %zmm26, %zmm28
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm26, %zmm28, %zmm28
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm21, %zmm26, %zmm30
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm21, %zmm26, %zmm21
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm30, %zmm29, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vmovdqu64	-768(%rcx), %zmm21
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vmovdqu64	-704(%rcx), %zmm0
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm22, %zmm23, %zmm24
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm23, %xmm0
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpshufd	$78, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm23, %xmm0
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpshufd	$78, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm22, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vmovdqa64	%xmm23, %xmm0
+	vpxorq	(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
+	vpxorq	512(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 512(%rcx)
+	vpxorq	576(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 576(%rcx)
+	vpxorq	640(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 640(%rcx)
+	vpxorq	704(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 704(%rcx)
 	addq	$768, %rsi
 	addq	$768, %rcx
 	subq	$768, %rdx
@@ -7079,8 +7132,575 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_drain256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone256
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm8
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vmovdqu64	-64(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1488(%rax), %zmm11, %zmm9
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vpclmulqdq	$0, 1552(%rax), %zmm11, %zmm10
+	vpxorq	%zmm13, %zmm12, %zmm11
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm9, %zmm8
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-256(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vmovdqu64	-256(%rax), %zmm12
+	vmovdqu64	-192(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1360(%rax), %zmm14, %zmm12
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, 1424(%rax), %zmm14, %zmm6
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm6, %zmm12, %zmm8
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vmovdqu64	-384(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-384(%rax), %zmm12
+	vmovdqu64	-320(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1232(%rax), %zmm14, %zmm12
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vpclmulqdq	$0, 1296(%rax), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-448(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vmovdqu64	-512(%rax), %zmm12
+	vmovdqu64	-448(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1104(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, 1168(%rax), %zmm14, %zmm6
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm6, %zmm12, %zmm8
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vmovdqu64	-640(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-576(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-640(%rax), %zmm12
+	vmovdqu64	-576(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 976(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm13
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-768(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-704(%rcx), %zmm9
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-768(%rax), %zmm10
+	vmovdqu64	-704(%rax), %zmm12
+	vpshufd	$78, %zmm6, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm10, %zmm6, %zmm14
+	vpclmulqdq	$17, %zmm10, %zmm6, %zmm6
+	vpclmulqdq	$0, 848(%rax), %zmm13, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 912(%rax), %zmm13, %zmm0
+	vpternlogd	$150, %zmm15, %zmm14, %zmm11
+	vpternlogd	$150, %zmm9, %zmm6, %zmm7
+	vpternlogd	$150, %zmm0, %zmm10, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_256
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1256:
+	vpternlogd	$150, %zmm7, %zmm11, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpxorq	%xmm7, %xmm11, %xmm11
+	vmovdqa64	%xmm11, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr1256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vmovdqu64	-128(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-128(%rax), %zmm10
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-64(%rax), %zmm11
+	vpshufd	$78, %zmm8, %zmm12
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, 1488(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm9, %zmm12
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vpclmulqdq	$0, 1552(%rax), %zmm12, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm11, %zmm10, %zmm9
+	vmovdqu64	-256(%rcx), %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-192(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vmovdqu64	-256(%rax), %zmm13
+	vmovdqu64	-192(%rax), %zmm14
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1360(%rax), %zmm15, %zmm13
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vpclmulqdq	$0, 1424(%rax), %zmm15, %zmm14
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vmovdqu64	-384(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-320(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-384(%rax), %zmm13
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-320(%rax), %zmm14
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, 1232(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vpclmulqdq	$0, 1296(%rax), %zmm15, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vmovdqu64	-512(%rcx), %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vmovdqu64	-512(%rax), %zmm13
+	vmovdqu64	-448(%rax), %zmm14
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1104(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vpclmulqdq	$0, 1168(%rax), %zmm15, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vmovdqu64	-640(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-576(%rcx), %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-640(%rax), %zmm13
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-576(%rax), %zmm14
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, 976(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vpclmulqdq	$0, 1040(%rax), %zmm15, %zmm14
+	vbroadcasti32x4	192(%rdi), %zmm7
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vmovdqu64	-768(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vmovdqu64	-704(%rcx), %zmm7
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-768(%rax), %zmm11
+	vmovdqu64	-704(%rax), %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm11, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm11, %zmm10, %zmm10
+	vpclmulqdq	$0, 848(%rax), %zmm14, %zmm11
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpshufd	$78, %zmm7, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm13, %zmm7, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, 912(%rax), %zmm14, %zmm13
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm16, %zmm15, %zmm12
+	vpternlogd	$150, %zmm7, %zmm10, %zmm8
+	vpternlogd	$150, %zmm13, %zmm11, %zmm9
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm9, %zmm9
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_256
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_256
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_256
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2256:
+	vpternlogd	$150, %zmm8, %zmm12, %zmm9
+	vpslldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm8, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr2256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_256:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd256
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7123,185 +7743,197 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	-128(%rcx), %zmm10
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpxorq	%zmm9, %zmm4, %zmm4
 	vmovdqu64	-64(%rcx), %zmm11
+	vpxorq	%zmm9, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpxorq	%zmm9, %zmm5, %zmm5
-	vpshufd	$78, %zmm10, %zmm12
+	vmovdqu64	-128(%rax), %zmm12
+	vmovdqu64	-64(%rax), %zmm13
 	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm12, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
 	vbroadcasti32x4	16(%rdi), %zmm9
-	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm13
-	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm10
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, 1488(%rax), %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
 	vaesenc	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, 1488(%rax), %zmm14, %zmm12
 	vpshufd	$78, %zmm11, %zmm14
 	vaesenc	%zmm9, %zmm5, %zmm5
 	vpxorq	%zmm11, %zmm14, %zmm14
-	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
 	vbroadcasti32x4	32(%rdi), %zmm9
-	vpclmulqdq	$0, 1552(%rax), %zmm14, %zmm14
-	vpxorq	%zmm15, %zmm13, %zmm13
+	vpclmulqdq	$0, 1552(%rax), %zmm14, %zmm13
 	vaesenc	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm16, %zmm15, %zmm14
 	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm12, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm11
 	vaesenc	%zmm9, %zmm5, %zmm5
 	vmovdqu64	-256(%rcx), %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vmovdqu64	-192(%rcx), %zmm14
+	vmovdqu64	-192(%rcx), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	48(%rdi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	-256(%rax), %zmm15
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpshufd	$78, %zmm12, %zmm15
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-192(%rax), %zmm16
+	vpshufd	$78, %zmm12, %zmm17
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, -256(%rax), %zmm12, %zmm16
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$17, -256(%rax), %zmm12, %zmm12
-	vpclmulqdq	$0, 1360(%rax), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 1360(%rax), %zmm17, %zmm15
 	vbroadcasti32x4	64(%rdi), %zmm9
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, -192(%rax), %zmm14, %zmm18
-	vpclmulqdq	$17, -192(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm16
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vbroadcasti32x4	80(%rdi), %zmm9
 	vmovdqu64	-384(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vmovdqu64	-320(%rcx), %zmm14
+	vmovdqu64	-320(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-384(%rax), %zmm15
+	vmovdqu64	-320(%rax), %zmm16
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vpclmulqdq	$0, -384(%rax), %zmm12, %zmm16
+	vpshufd	$78, %zmm12, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vbroadcasti32x4	96(%rdi), %zmm9
-	vpclmulqdq	$17, -384(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, 1232(%rax), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
+	vpclmulqdq	$0, 1232(%rax), %zmm17, %zmm15
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpshufd	$78, %zmm14, %zmm17
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, -320(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$17, -320(%rax), %zmm14, %zmm14
-	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vbroadcasti32x4	112(%rdi), %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm16
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vmovdqu64	-512(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vmovdqu64	-448(%rcx), %zmm14
+	vmovdqu64	-448(%rcx), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	128(%rdi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-512(%rax), %zmm15
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-448(%rax), %zmm16
+	vpshufd	$78, %zmm12, %zmm17
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, -512(%rax), %zmm12, %zmm16
-	vpclmulqdq	$17, -512(%rax), %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, 1104(%rax), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 1104(%rax), %zmm17, %zmm15
+	vpshufd	$78, %zmm13, %zmm17
 	vbroadcasti32x4	144(%rdi), %zmm9
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vpclmulqdq	$0, -448(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$17, -448(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm17
+	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm16
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vbroadcasti32x4	160(%rdi), %zmm9
 	vmovdqu64	-640(%rcx), %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vmovdqu64	-576(%rcx), %zmm14
+	vmovdqu64	-576(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	-640(%rax), %zmm15
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpshufd	$78, %zmm12, %zmm15
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-576(%rax), %zmm16
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, -640(%rax), %zmm12, %zmm16
+	vpshufd	$78, %zmm12, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vbroadcasti32x4	176(%rdi), %zmm9
-	vpclmulqdq	$17, -640(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, 976(%rax), %zmm15, %zmm15
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
+	vpclmulqdq	$0, 976(%rax), %zmm17, %zmm15
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, -576(%rax), %zmm14, %zmm18
-	vpclmulqdq	$17, -576(%rax), %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, 1040(%rax), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, 1040(%rax), %zmm17, %zmm16
 	vbroadcasti32x4	192(%rdi), %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vaesenc	%zmm9, %zmm4, %zmm4
 	vmovdqu64	-768(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vaesenc	%zmm9, %zmm6, %zmm6
 	vpxorq	%zmm0, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm6, %zmm6
 	vmovdqu64	-704(%rcx), %zmm9
 	vbroadcasti32x4	208(%rdi), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-768(%rax), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm12, %zmm14
-	vpxorq	%zmm12, %zmm14, %zmm14
+	vmovdqu64	-704(%rax), %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, -768(%rax), %zmm12, %zmm15
+	vpshufd	$78, %zmm12, %zmm16
+	vpxorq	%zmm12, %zmm16, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, -768(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm13, %zmm12, %zmm17
 	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, 848(%rax), %zmm14, %zmm14
-	vpshufd	$78, %zmm9, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm12, %zmm12
+	vpclmulqdq	$0, 848(%rax), %zmm16, %zmm13
 	vbroadcasti32x4	224(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm16, %zmm16
+	vpshufd	$78, %zmm9, %zmm16
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, -704(%rax), %zmm9, %zmm17
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm15, %zmm9, %zmm18
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, -704(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 912(%rax), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm15, %zmm9, %zmm9
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm15, %zmm13
+	vpclmulqdq	$0, 912(%rax), %zmm16, %zmm15
+	vpternlogd	$150, %zmm18, %zmm17, %zmm14
 	vaesenclast	%zmm0, %zmm6, %zmm6
 	vpternlogd	$150, %zmm9, %zmm12, %zmm10
-	vpternlogd	$150, %zmm16, %zmm14, %zmm11
-	vpxorq	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm15, %zmm13, %zmm11
+	vpxorq	%zmm8, %zmm14, %zmm14
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpxorq	%zmm7, %zmm11, %zmm11
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_256
 	vmovdqu64	(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -7309,13 +7941,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -7323,13 +7955,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -7337,14 +7969,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr43_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7361,30 +7993,30 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_256
 	vmovdqu64	%zmm6, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_256:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7401,32 +8033,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_256
 	vmovdqu64	%zmm3, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_256:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7443,32 +8075,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_256
 	vmovdqu64	%zmm4, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_256:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -7485,54 +8117,812 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_256
 	vmovdqu64	%zmm5, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256:
-	vpternlogd	$150, %zmm10, %zmm13, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4256:
+	vpternlogd	$150, %zmm10, %zmm14, %zmm11
 	vpslldq	$8, %zmm11, %zmm0
-	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
 	vpsrldq	$8, %zmm11, %zmm0
 	vpxorq	%zmm0, %zmm10, %zmm10
-	vextracti64x4	$1, %zmm13, %ymm0
-	vpxorq	%ymm0, %ymm13, %ymm13
-	vextracti32x4	$1, %ymm13, %xmm0
-	vpxorq	%xmm0, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
 	vextracti64x4	$1, %zmm10, %ymm0
 	vpxorq	%ymm0, %ymm10, %ymm10
 	vextracti32x4	$1, %ymm10, %xmm0
 	vpxorq	%xmm0, %xmm10, %xmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vmovdqa64	%xmm13, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds256:
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vmovdqa64	%xmm14, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr4256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_256:
+	cmpq	$512, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8d_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-128(%rcx), %zmm14
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm15
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm16
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-64(%rax), %zmm17
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpshufd	$78, %zmm14, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vpxorq	%zmm14, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, 1488(%rax), %zmm18, %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm17, %zmm15, %zmm20
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm17, %zmm15, %zmm15
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vpclmulqdq	$0, 1552(%rax), %zmm18, %zmm17
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm20, %zmm19, %zmm18
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm17, %zmm16, %zmm15
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-256(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-256(%rax), %zmm19
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-192(%rax), %zmm20
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1360(%rax), %zmm21, %zmm19
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vpshufd	$78, %zmm17, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, 1424(%rax), %zmm21, %zmm20
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vmovdqu64	-384(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-320(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-384(%rax), %zmm19
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-320(%rax), %zmm20
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, 1232(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufd	$78, %zmm17, %zmm21
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vpclmulqdq	$0, 1296(%rax), %zmm21, %zmm20
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-512(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-448(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vmovdqu64	-512(%rax), %zmm19
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-448(%rax), %zmm20
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, 1104(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufd	$78, %zmm17, %zmm21
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, 1168(%rax), %zmm21, %zmm20
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vmovdqu64	-640(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-576(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-640(%rax), %zmm19
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-576(%rax), %zmm20
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, 976(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufd	$78, %zmm17, %zmm21
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1040(%rax), %zmm21, %zmm20
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vmovdqu64	-768(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-704(%rcx), %zmm13
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-768(%rax), %zmm17
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-704(%rax), %zmm19
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm16, %zmm20
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm16, %zmm20, %zmm20
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm16
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$0, 848(%rax), %zmm20, %zmm17
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpshufd	$78, %zmm13, %zmm20
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm19, %zmm13, %zmm22
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm19, %zmm13, %zmm13
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 912(%rax), %zmm20, %zmm19
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm22, %zmm21, %zmm18
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm13, %zmm16, %zmm14
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm17, %zmm15
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm11, %zmm15, %zmm15
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr80_256
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr81_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr82_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr83_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1808(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr84_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1872(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr85_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1936(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr86_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2000(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr87_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr87_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2064(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr87_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr87_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr87_256
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr87_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr80_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr80_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr80_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr80_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr80_256
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr80_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr81_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr81_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr81_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr81_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr81_256
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr81_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr82_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr82_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr82_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr82_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr82_256
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr82_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr83_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr83_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr83_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr83_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr83_256
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr83_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr84_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr84_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1872(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr84_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr84_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr84_256
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr84_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr85_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr85_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1936(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr85_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr85_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr85_256
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr85_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr86_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr86_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2000(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr86_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr86_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr86_256
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr86_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8256:
+	vpternlogd	$150, %zmm14, %zmm18, %zmm15
+	vpslldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpsrldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm18, %ymm0
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vextracti32x4	$1, %ymm18, %xmm0
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr8256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8d_256:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7597,144 +8987,150 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm17, %zmm7, %zmm7
 	vmovdqu64	-64(%rcx), %zmm19
 	vpxorq	%zmm17, %zmm8, %zmm8
-	vpxorq	%zmm17, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm17, %zmm9, %zmm9
 	vpxorq	%zmm17, %zmm10, %zmm10
+	vmovdqu64	-128(%rax), %zmm20
 	vpxorq	%zmm17, %zmm11, %zmm11
-	vpshufd	$78, %zmm18, %zmm20
 	vpxorq	%zmm17, %zmm12, %zmm12
+	vmovdqu64	-64(%rax), %zmm21
 	vpxorq	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm18, %zmm20, %zmm20
+	vpshufd	$78, %zmm18, %zmm22
 	vpxorq	%zmm17, %zmm14, %zmm14
 	vbroadcasti32x4	16(%rdi), %zmm17
-	vpclmulqdq	$0, -128(%rax), %zmm18, %zmm21
+	vpxorq	%zmm18, %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm3, %zmm3
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$17, -128(%rax), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm23
 	vaesenc	%zmm17, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm18
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpclmulqdq	$0, 1488(%rax), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpshufd	$78, %zmm19, %zmm22
+	vpclmulqdq	$0, 1488(%rax), %zmm22, %zmm20
 	vaesenc	%zmm17, %zmm8, %zmm8
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpxorq	%zmm19, %zmm22, %zmm22
+	vpshufd	$78, %zmm19, %zmm22
 	vaesenc	%zmm17, %zmm10, %zmm10
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpclmulqdq	$0, -64(%rax), %zmm19, %zmm23
+	vpxorq	%zmm19, %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm24
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpclmulqdq	$17, -64(%rax), %zmm19, %zmm19
 	vaesenc	%zmm17, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm19
 	vbroadcasti32x4	32(%rdi), %zmm17
-	vpclmulqdq	$0, 1552(%rax), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vpclmulqdq	$0, 1552(%rax), %zmm22, %zmm21
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm23, %zmm22
 	vaesenc	%zmm17, %zmm5, %zmm5
 	vaesenc	%zmm17, %zmm6, %zmm6
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vaesenc	%zmm17, %zmm7, %zmm7
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpxorq	%zmm22, %zmm20, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm19
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vaesenc	%zmm17, %zmm10, %zmm10
 	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm17, %zmm10, %zmm10
 	vaesenc	%zmm17, %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm12, %zmm12
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vmovdqu64	-192(%rcx), %zmm22
+	vmovdqu64	-192(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vbroadcasti32x4	48(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vmovdqu64	-256(%rax), %zmm23
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpshufd	$78, %zmm20, %zmm23
 	vaesenc	%zmm17, %zmm5, %zmm5
+	vmovdqu64	-192(%rax), %zmm24
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vaesenc	%zmm17, %zmm7, %zmm7
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpclmulqdq	$0, -256(%rax), %zmm20, %zmm24
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm9, %zmm9
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpclmulqdq	$17, -256(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm11, %zmm11
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpclmulqdq	$0, 1360(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vpclmulqdq	$0, 1360(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpshufd	$78, %zmm22, %zmm25
 	vbroadcasti32x4	64(%rdi), %zmm17
+	vpshufd	$78, %zmm21, %zmm25
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpxorq	%zmm22, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$0, -192(%rax), %zmm22, %zmm26
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpclmulqdq	$17, -192(%rax), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpclmulqdq	$0, 1424(%rax), %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm9, %zmm9
+	vpclmulqdq	$0, 1424(%rax), %zmm25, %zmm24
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
 	vaesenc	%zmm17, %zmm11, %zmm11
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm13, %zmm13
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vbroadcasti32x4	80(%rdi), %zmm17
 	vaesenc	%zmm17, %zmm3, %zmm3
 	vmovdqu64	-384(%rcx), %zmm20
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vaesenc	%zmm17, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm17, %zmm5, %zmm5
 	vaesenc	%zmm17, %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vmovdqu64	-320(%rcx), %zmm22
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm9, %zmm9
+	vmovdqu64	-384(%rax), %zmm23
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpshufd	$78, %zmm20, %zmm23
 	vaesenc	%zmm17, %zmm11, %zmm11
+	vmovdqu64	-320(%rax), %zmm24
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpclmulqdq	$0, -384(%rax), %zmm20, %zmm24
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vbroadcasti32x4	96(%rdi), %zmm17
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpclmulqdq	$17, -384(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm4, %zmm4
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpclmulqdq	$0, 1232(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm6, %zmm6
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpshufd	$78, %zmm22, %zmm25
+	vpclmulqdq	$0, 1232(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm8, %zmm8
+	vpshufd	$78, %zmm21, %zmm25
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpxorq	%zmm22, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpclmulqdq	$0, -320(%rax), %zmm22, %zmm26
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpclmulqdq	$17, -320(%rax), %zmm22, %zmm22
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpclmulqdq	$0, 1296(%rax), %zmm25, %zmm25
 	vbroadcasti32x4	112(%rdi), %zmm17
+	vpclmulqdq	$0, 1296(%rax), %zmm25, %zmm24
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
 	vaesenc	%zmm17, %zmm4, %zmm4
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm6, %zmm6
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm8, %zmm8
 	vaesenc	%zmm17, %zmm9, %zmm9
 	vmovdqu64	-512(%rcx), %zmm20
@@ -7742,48 +9138,50 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm17, %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm12, %zmm12
+	vmovdqu64	-448(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vmovdqu64	-448(%rcx), %zmm22
 	vaesenc	%zmm17, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vbroadcasti32x4	128(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vmovdqu64	-512(%rax), %zmm23
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpshufd	$78, %zmm20, %zmm23
+	vmovdqu64	-448(%rax), %zmm24
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vaesenc	%zmm17, %zmm6, %zmm6
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpclmulqdq	$0, -512(%rax), %zmm20, %zmm24
 	vaesenc	%zmm17, %zmm8, %zmm8
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpclmulqdq	$17, -512(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm10, %zmm10
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpclmulqdq	$0, 1104(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm12, %zmm12
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpshufd	$78, %zmm22, %zmm25
+	vpclmulqdq	$0, 1104(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm14, %zmm14
+	vpshufd	$78, %zmm21, %zmm25
 	vbroadcasti32x4	144(%rdi), %zmm17
-	vpxorq	%zmm22, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$0, -448(%rax), %zmm22, %zmm26
 	vaesenc	%zmm17, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpclmulqdq	$17, -448(%rax), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpclmulqdq	$0, 1168(%rax), %zmm25, %zmm25
+	vpclmulqdq	$0, 1168(%rax), %zmm25, %zmm24
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
 	vaesenc	%zmm17, %zmm10, %zmm10
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm12, %zmm12
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm14, %zmm14
 	vbroadcasti32x4	160(%rdi), %zmm17
 	vmovdqu64	-640(%rcx), %zmm20
@@ -7791,49 +9189,51 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm17, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm5, %zmm5
+	vmovdqu64	-576(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vmovdqu64	-576(%rcx), %zmm22
 	vaesenc	%zmm17, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm9, %zmm9
+	vmovdqu64	-640(%rax), %zmm23
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpshufd	$78, %zmm20, %zmm23
 	vaesenc	%zmm17, %zmm11, %zmm11
+	vmovdqu64	-576(%rax), %zmm24
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpclmulqdq	$0, -640(%rax), %zmm20, %zmm24
 	vaesenc	%zmm17, %zmm14, %zmm14
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vbroadcasti32x4	176(%rdi), %zmm17
-	vpclmulqdq	$17, -640(%rax), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm5, %zmm5
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpshufd	$78, %zmm22, %zmm25
+	vpclmulqdq	$0, 976(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm7, %zmm7
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpxorq	%zmm22, %zmm25, %zmm25
+	vpshufd	$78, %zmm21, %zmm25
 	vaesenc	%zmm17, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpclmulqdq	$0, -576(%rax), %zmm22, %zmm26
 	vaesenc	%zmm17, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpclmulqdq	$17, -576(%rax), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpclmulqdq	$0, 1040(%rax), %zmm25, %zmm25
+	vpclmulqdq	$0, 1040(%rax), %zmm25, %zmm24
 	vbroadcasti32x4	192(%rdi), %zmm17
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm4, %zmm4
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm7, %zmm7
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm8, %zmm8
 	vmovdqu64	-768(%rcx), %zmm20
 	vaesenc	%zmm17, %zmm9, %zmm9
@@ -7843,49 +9243,51 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm17, %zmm12, %zmm12
 	vpxorq	%zmm0, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vmovdqu64	-704(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vmovdqu64	-704(%rcx), %zmm17
 	vbroadcasti32x4	208(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-768(%rax), %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm20, %zmm22
+	vmovdqu64	-704(%rax), %zmm23
 	vaesenc	%zmm0, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm7, %zmm7
-	vpxorq	%zmm20, %zmm22, %zmm22
+	vpshufd	$78, %zmm20, %zmm24
 	vaesenc	%zmm0, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, -768(%rax), %zmm20, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$17, -768(%rax), %zmm20, %zmm20
 	vaesenc	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm17, %zmm20, %zmm25
 	vaesenc	%zmm0, %zmm12, %zmm12
-	vpclmulqdq	$0, 848(%rax), %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm17, %zmm20, %zmm17
 	vaesenc	%zmm0, %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm14, %zmm14
-	vpshufd	$78, %zmm17, %zmm24
+	vpclmulqdq	$0, 848(%rax), %zmm24, %zmm20
 	vbroadcasti32x4	224(%rdi), %zmm0
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm24, %zmm24
+	vpshufd	$78, %zmm21, %zmm24
 	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm21, %zmm24, %zmm24
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, -704(%rax), %zmm17, %zmm25
 	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
 	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$17, -704(%rax), %zmm17, %zmm17
 	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$0, 912(%rax), %zmm24, %zmm24
+	vpclmulqdq	$0, 912(%rax), %zmm24, %zmm23
 	vaesenclast	%zmm0, %zmm10, %zmm10
 	vaesenclast	%zmm0, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm23, %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
 	vaesenclast	%zmm0, %zmm12, %zmm12
 	vaesenclast	%zmm0, %zmm13, %zmm13
-	vpternlogd	$150, %zmm17, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm17, %zmm18
 	vaesenclast	%zmm0, %zmm14, %zmm14
-	vpternlogd	$150, %zmm24, %zmm22, %zmm19
-	vpxorq	%zmm16, %zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm20, %zmm19
+	vpxorq	%zmm16, %zmm22, %zmm22
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpxorq	%zmm15, %zmm19, %zmm19
 	cmpq	$64, %rdx
@@ -7897,7 +9299,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
@@ -7911,7 +9313,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
@@ -7925,7 +9327,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
@@ -7939,7 +9341,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm6, %zmm0
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1808(%rax), %zmm0, %zmm0
@@ -7953,7 +9355,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm7, %zmm0
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1872(%rax), %zmm0, %zmm0
@@ -7967,7 +9369,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm8, %zmm0
 	vpxorq	%zmm8, %zmm0, %zmm0
 	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1936(%rax), %zmm0, %zmm0
@@ -7981,7 +9383,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2000(%rax), %zmm0, %zmm0
@@ -7995,7 +9397,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm10, %zmm0
 	vpxorq	%zmm10, %zmm0, %zmm0
 	vpclmulqdq	$0, 448(%rax), %zmm10, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 448(%rax), %zmm10, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2064(%rax), %zmm0, %zmm0
@@ -8009,7 +9411,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm11, %zmm0
 	vpxorq	%zmm11, %zmm0, %zmm0
 	vpclmulqdq	$0, 512(%rax), %zmm11, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 512(%rax), %zmm11, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2128(%rax), %zmm0, %zmm0
@@ -8023,7 +9425,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm12, %zmm0
 	vpxorq	%zmm12, %zmm0, %zmm0
 	vpclmulqdq	$0, 576(%rax), %zmm12, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 576(%rax), %zmm12, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2192(%rax), %zmm0, %zmm0
@@ -8037,7 +9439,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm13, %zmm0
 	vpxorq	%zmm13, %zmm0, %zmm0
 	vpclmulqdq	$0, 640(%rax), %zmm13, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 640(%rax), %zmm13, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2256(%rax), %zmm0, %zmm0
@@ -8066,7 +9468,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 704(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 704(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2320(%rax), %zmm3, %zmm2
@@ -8106,7 +9508,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm21, %zmm21
+	vpxorq	%zmm5, %zmm22, %zmm22
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
@@ -8148,7 +9550,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm21, %zmm21
+	vpxorq	%zmm5, %zmm22, %zmm22
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
@@ -8190,7 +9592,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm2
@@ -8232,7 +9634,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm2
@@ -8274,7 +9676,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1872(%rax), %zmm3, %zmm2
@@ -8316,7 +9718,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1936(%rax), %zmm3, %zmm2
@@ -8358,7 +9760,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2000(%rax), %zmm3, %zmm2
@@ -8400,7 +9802,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2064(%rax), %zmm3, %zmm2
@@ -8442,7 +9844,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 512(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 512(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2128(%rax), %zmm3, %zmm2
@@ -8484,7 +9886,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 576(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 576(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2192(%rax), %zmm3, %zmm2
@@ -8526,7 +9928,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 640(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 640(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2256(%rax), %zmm3, %zmm2
@@ -8545,27 +9947,27 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed10_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256:
-	vpternlogd	$150, %zmm18, %zmm21, %zmm19
+	vpternlogd	$150, %zmm18, %zmm22, %zmm19
 	vpslldq	$8, %zmm19, %zmm0
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vpsrldq	$8, %zmm19, %zmm0
 	vpxorq	%zmm0, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm0
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vextracti32x4	$1, %ymm21, %xmm0
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vextracti64x4	$1, %zmm22, %ymm0
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti32x4	$1, %ymm22, %xmm0
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vextracti64x4	$1, %zmm18, %ymm0
 	vpxorq	%ymm0, %ymm18, %ymm18
 	vextracti32x4	$1, %ymm18, %xmm0
 	vpxorq	%xmm0, %xmm18, %xmm18
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
-	vpshufd	$78, %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
-	vpshufd	$78, %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vpxorq	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpshufd	$78, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpshufd	$78, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm22, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd256:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end256
@@ -8594,135 +9996,489 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vmovdqu64	-64(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm7
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, -128(%rax), %zmm5, %zmm8
-	vpclmulqdq	$17, -128(%rax), %zmm5, %zmm5
-	vpclmulqdq	$0, 1488(%rax), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm7
+	vmovdqu64	-64(%rax), %zmm8
+	vpshufd	$78, %zmm5, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm7, %zmm5, %zmm10
+	vpclmulqdq	$17, %zmm7, %zmm5, %zmm5
+	vpclmulqdq	$0, 1488(%rax), %zmm9, %zmm7
 	vpshufd	$78, %zmm6, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm6
-	vpclmulqdq	$0, 1552(%rax), %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1552(%rax), %zmm9, %zmm8
+	vpxorq	%zmm11, %zmm10, %zmm9
 	vpxorq	%zmm6, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm7, %zmm6
+	vpxorq	%zmm8, %zmm7, %zmm6
 	vmovdqu64	-256(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-192(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -256(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -256(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 1360(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -192(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -192(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1424(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm10
+	vmovdqu64	-192(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1360(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1424(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-384(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-320(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -384(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -384(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 1232(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -320(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -320(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1296(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm10
+	vmovdqu64	-320(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1232(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1296(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-512(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-448(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -512(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -512(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -448(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -448(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1168(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-448(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-512(%rax), %zmm10
+	vmovdqu64	-448(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-640(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-576(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -640(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -640(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 976(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -576(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -576(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1040(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-576(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-640(%rax), %zmm10
+	vmovdqu64	-576(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1040(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-768(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vmovdqu64	-704(%rcx), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm7, %zmm9
-	vpxorq	%zmm7, %zmm9, %zmm9
-	vpclmulqdq	$0, -768(%rax), %zmm7, %zmm10
-	vpclmulqdq	$17, -768(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rax), %zmm9, %zmm9
+	vmovdqu64	-768(%rax), %zmm8
+	vmovdqu64	-704(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm8, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm8, %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm11, %zmm8
 	vpshufd	$78, %zmm0, %zmm11
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, -704(%rax), %zmm0, %zmm12
-	vpclmulqdq	$17, -704(%rax), %zmm0, %zmm0
-	vpclmulqdq	$0, 912(%rax), %zmm11, %zmm11
-	vpternlogd	$150, %zmm12, %zmm10, %zmm8
+	vpclmulqdq	$0, %zmm10, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm0, %zmm0
+	vpclmulqdq	$0, 912(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm9
 	vpternlogd	$150, %zmm0, %zmm7, %zmm5
-	vpternlogd	$150, %zmm11, %zmm9, %zmm6
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm8, %zmm6
+	vpxorq	%zmm4, %zmm9, %zmm9
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpxorq	%zmm3, %zmm6, %zmm6
-	vpternlogd	$150, %zmm5, %zmm8, %zmm6
+	vpternlogd	$150, %zmm5, %zmm9, %zmm6
 	vpslldq	$8, %zmm6, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpsrldq	$8, %zmm6, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm9, %ymm0
+	vpxorq	%ymm0, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm9, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
 	vextracti64x4	$1, %zmm5, %ymm0
 	vpxorq	%ymm0, %ymm5, %ymm5
 	vextracti32x4	$1, %ymm5, %xmm0
 	vpxorq	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vmovdqa64	%xmm8, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end256
 .Laesgen_vaes512_gcm_none_encrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty256
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	208(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	224(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm6
+	vmovdqu8	%zmm6, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm6{%k1}{z}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_256
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm6, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1256:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	208(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	224(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_256
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_256
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_256
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2256:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_256:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -8837,7 +10593,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -8852,7 +10608,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -8866,7 +10622,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -8879,9 +10635,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr43_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -8898,7 +10654,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -8908,20 +10664,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_256
 	vmovdqu64	%zmm6, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_256:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -8938,7 +10694,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -8949,26 +10705,26 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_256
 	vmovdqu64	%zmm3, 3520(%rdi)
 	vmovdqu64	%zmm4, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_256:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_256:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -8985,7 +10741,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -8995,22 +10751,22 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_256
 	vmovdqu64	%zmm4, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_256:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -9027,7 +10783,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -9037,20 +10793,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_256
 	vmovdqu64	%zmm5, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4256:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -9072,9 +10828,655 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_256:
+	cmpq	$512, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr80_256
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr81_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr82_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr83_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr84_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr85_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr86_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr87_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr87_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2064(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr87_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer87_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer87_256
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer87_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr80_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr80_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr80_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer80_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer80_256
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer80_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr8256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr81_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr81_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr81_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer81_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer81_256
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer81_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr82_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr82_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr82_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer82_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer82_256
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer82_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr83_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr83_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr83_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer83_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer83_256
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer83_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr84_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr84_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr84_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer84_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer84_256
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer84_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr85_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr85_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr85_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer85_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer85_256
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer85_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr86_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr86_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr86_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer86_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer86_256
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer86_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8256:
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr8256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8_256:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -10048,23 +12450,16 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm5
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vbroadcasti32x4	160(%rdi), %zmm8
 .Laesgen_vaes512_gcm_none_encrypt_data_first128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -10075,173 +12470,180 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm14
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm14, %zmm10, %zmm10
-	vpxorq	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm12, %zmm12
-	vpxorq	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	32(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	48(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	64(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	80(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	96(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	112(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	128(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	144(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	160(%rdi), %zmm14
-	vaesenclast	%zmm14, %zmm2, %zmm2
-	vaesenclast	%zmm14, %zmm3, %zmm3
-	vaesenclast	%zmm14, %zmm4, %zmm4
-	vaesenclast	%zmm14, %zmm5, %zmm5
-	vaesenclast	%zmm14, %zmm6, %zmm6
-	vaesenclast	%zmm14, %zmm7, %zmm7
-	vaesenclast	%zmm14, %zmm8, %zmm8
-	vaesenclast	%zmm14, %zmm9, %zmm9
-	vaesenclast	%zmm14, %zmm10, %zmm10
-	vaesenclast	%zmm14, %zmm11, %zmm11
-	vaesenclast	%zmm14, %zmm12, %zmm12
-	vaesenclast	%zmm14, %zmm13, %zmm13
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
-	vpxorq	512(%rsi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 512(%rcx)
-	vpxorq	576(%rsi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 576(%rcx)
-	vpxorq	640(%rsi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 640(%rcx)
-	vpxorq	704(%rsi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 704(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vpxorq	(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
+	vpxorq	512(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 512(%rcx)
+	vpxorq	576(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 576(%rcx)
+	vpxorq	640(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 640(%rcx)
+	vpxorq	704(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 704(%rcx)
 	addq	$768, %rsi
 	addq	$768, %rcx
 	subq	$768, %rdx
@@ -10250,321 +12652,326 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	-64(%rcx), %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufd	$78, %zmm8, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpxorq	%zmm8, %zmm9, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1680(%rdi), %zmm8, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 1680(%rdi), %zmm8, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 3296(%rdi), %zmm9, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm11, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpxorq	%zmm11, %zmm12, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	-128(%rcx), %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpclmulqdq	$0, 1744(%rdi), %zmm11, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1744(%rdi), %zmm11, %zmm17
+	vmovdqu64	-64(%rcx), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpclmulqdq	$0, 3360(%rdi), %zmm12, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	1680(%rdi), %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpxorq	%zmm16, %zmm13, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm17, %zmm14, %zmm17
+	vmovdqu64	1744(%rdi), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpxorq	%zmm18, %zmm15, %zmm15
+	vpshufd	$78, %zmm15, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm14
-	vmovdqu64	-256(%rcx), %zmm18
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm19
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm18, %zmm20
-	vpxorq	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 1552(%rdi), %zmm18, %zmm21
-	vpxorq	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$17, 1552(%rdi), %zmm18, %zmm18
-	vpxorq	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$0, 3168(%rdi), %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm13, %zmm13
-	vpshufd	$78, %zmm19, %zmm22
-	vbroadcasti32x4	16(%rdi), %zmm14
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$0, 1616(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$17, 1616(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 3232(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpternlogd	$150, %zmm23, %zmm21, %zmm16
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm18, %zmm17
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpternlogd	$150, %zmm22, %zmm20, %zmm15
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vmovdqu64	-384(%rcx), %zmm18
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vmovdqu64	-320(%rcx), %zmm19
-	vbroadcasti32x4	32(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpclmulqdq	$0, 1424(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpclmulqdq	$17, 1424(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpclmulqdq	$0, 3040(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$0, 1488(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	48(%rdi), %zmm14
-	vpclmulqdq	$17, 1488(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$0, 3104(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpternlogd	$150, %zmm23, %zmm21, %zmm16
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpternlogd	$150, %zmm19, %zmm18, %zmm17
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpternlogd	$150, %zmm22, %zmm20, %zmm15
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vmovdqu64	-512(%rcx), %zmm18
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vmovdqu64	-448(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpshufd	$78, %zmm18, %zmm20
-	vbroadcasti32x4	64(%rdi), %zmm14
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$0, 1296(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$17, 1296(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 2912(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 1360(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpclmulqdq	$17, 1360(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$0, 2976(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpternlogd	$150, %zmm23, %zmm21, %zmm16
-	vbroadcasti32x4	80(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm18, %zmm17
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpternlogd	$150, %zmm22, %zmm20, %zmm15
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vmovdqu64	-640(%rcx), %zmm18
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vmovdqu64	-576(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 1168(%rdi), %zmm18, %zmm21
-	vbroadcasti32x4	96(%rdi), %zmm14
-	vpclmulqdq	$17, 1168(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$0, 2784(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpclmulqdq	$0, 1232(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpclmulqdq	$17, 1232(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 2848(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpternlogd	$150, %zmm23, %zmm21, %zmm16
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpternlogd	$150, %zmm19, %zmm18, %zmm17
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpternlogd	$150, %zmm22, %zmm20, %zmm15
-	vbroadcasti32x4	112(%rdi), %zmm14
-	vmovdqu64	-768(%rcx), %zmm18
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vmovdqu64	-704(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpshufd	$78, %zmm18, %zmm0
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm18, %zmm0, %zmm0
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpclmulqdq	$0, 1040(%rdi), %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$17, 1040(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 2656(%rdi), %zmm0, %zmm14
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm19, %zmm21
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm19, %zmm21, %zmm21
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 1104(%rdi), %zmm19, %zmm22
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 1104(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 2720(%rdi), %zmm21, %zmm21
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm22, %zmm20, %zmm16
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm19, %zmm18, %zmm17
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vpternlogd	$150, %zmm21, %zmm14, %zmm15
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vpternlogd	$150, %zmm17, %zmm16, %zmm15
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpslldq	$8, %zmm15, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpsrldq	$8, %zmm15, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti64x4	$1, %zmm16, %ymm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm14, %ymm16, %ymm16
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm16, %xmm14
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%xmm14, %xmm16, %xmm16
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm17, %ymm14
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vpxorq	%ymm14, %ymm17, %ymm17
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti32x4	$1, %ymm17, %xmm14
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm14, %xmm17, %xmm17
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm16, %xmm14
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm16, %xmm16
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm14, %xmm16, %xmm16
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm16, %xmm14
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm16, %xmm16
-	vaesenclast	%zmm0, %zmm10, %zmm10
-	vaesenclast	%zmm0, %zmm11, %zmm11
-	vpxorq	%xmm14, %xmm16, %xmm16
-	vaesenclast	%zmm0, %zmm12, %zmm12
-	vpxorq	%xmm17, %xmm16, %xmm16
-	vaesenclast	%zmm0, %zmm13, %zmm13
-	vmovdqa64	%xmm16, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
-	vpxorq	512(%rsi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 512(%rcx)
-	vpxorq	576(%rsi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 576(%rcx)
-	vpxorq	640(%rsi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 640(%rcx)
-	vpxorq	704(%rsi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 704(%rcx)
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufd	$78, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm18, %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm24, %zmm20, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm25, %zmm21, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	-256(%rcx), %zmm23
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm26
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vmovdqu64	1552(%rdi), %zmm27
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vmovdqu64	1616(%rdi), %zmm28
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpshufd	$78, %zmm23, %zmm29
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpshufd	$78, %zmm26, %zmm29
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	-384(%rcx), %zmm23
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	-320(%rcx), %zmm26
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vmovdqu64	1488(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpshufd	$78, %zmm23, %zmm29
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm23, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	-512(%rcx), %zmm23
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vmovdqu64	-448(%rcx), %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufd	$78, %zmm23, %zmm21
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm23, %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpshufd	$78, %zmm26, %zmm27
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm26, %zmm27, %zmm27
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm30
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vmovdqu64	-640(%rcx), %zmm21
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vmovdqu64	-576(%rcx), %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	1168(%rdi), %zmm26
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	1232(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vmovdqu64	-768(%rcx), %zmm21
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	-704(%rcx), %zmm0
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vmovdqu64	1040(%rdi), %zmm23
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm24, %zmm24
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm25, %zmm25
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm24, %ymm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm24, %ymm24
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm24, %xmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vextracti64x4	$1, %zmm25, %ymm0
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vpxorq	%ymm0, %ymm25, %ymm25
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vextracti32x4	$1, %ymm25, %xmm0
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vpshufd	$78, %xmm24, %xmm24
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vpshufd	$78, %xmm24, %xmm24
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vmovdqa64	%xmm24, %xmm0
+	vpxorq	(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
+	vpxorq	512(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 512(%rcx)
+	vpxorq	576(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 576(%rcx)
+	vpxorq	640(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 640(%rcx)
+	vpxorq	704(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 704(%rcx)
 	addq	$768, %rsi
 	addq	$768, %rcx
 	subq	$768, %rdx
@@ -10572,8 +12979,555 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_drain128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone128
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-64(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vpclmulqdq	$0, 1488(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, 1552(%rax), %zmm11, %zmm6
+	vpxorq	%zmm13, %zmm12, %zmm10
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm9, %zmm8
+	vmovdqu64	-256(%rcx), %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-256(%rax), %zmm12
+	vmovdqu64	-192(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1360(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm11, %zmm14
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 1424(%rax), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm10
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpternlogd	$150, %zmm11, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vmovdqu64	-384(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-384(%rax), %zmm12
+	vmovdqu64	-320(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1232(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm11, %zmm14
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 1296(%rax), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm10
+	vpternlogd	$150, %zmm11, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-448(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-512(%rax), %zmm12
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vmovdqu64	-448(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, 1104(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm11, %zmm6
+	vpxorq	%zmm11, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm14
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 1168(%rax), %zmm6, %zmm13
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpternlogd	$150, %zmm11, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vmovdqu64	-640(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-576(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-640(%rax), %zmm12
+	vmovdqu64	-576(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 976(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm11, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm6
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm13
+	vpternlogd	$150, %zmm6, %zmm15, %zmm10
+	vpternlogd	$150, %zmm11, %zmm9, %zmm7
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vmovdqu64	-768(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-704(%rcx), %zmm11
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-768(%rax), %zmm6
+	vmovdqu64	-704(%rax), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm6, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm6, %zmm9, %zmm6
+	vpclmulqdq	$0, 848(%rax), %zmm13, %zmm9
+	vpshufd	$78, %zmm11, %zmm13
+	vpxorq	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm12, %zmm11, %zmm0
+	vpclmulqdq	$17, %zmm12, %zmm11, %zmm11
+	vpclmulqdq	$0, 912(%rax), %zmm13, %zmm12
+	vpternlogd	$150, %zmm0, %zmm14, %zmm10
+	vpternlogd	$150, %zmm11, %zmm6, %zmm7
+	vpternlogd	$150, %zmm12, %zmm9, %zmm8
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_128
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1128:
+	vpternlogd	$150, %zmm7, %zmm10, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vpxorq	%xmm7, %xmm10, %xmm10
+	vmovdqa64	%xmm10, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr1128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vmovdqu64	-128(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-64(%rcx), %zmm9
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-128(%rax), %zmm10
+	vmovdqu64	-64(%rax), %zmm11
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vpclmulqdq	$0, 1488(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1552(%rax), %zmm12, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm11, %zmm10, %zmm9
+	vmovdqu64	-256(%rcx), %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-192(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-256(%rax), %zmm13
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-192(%rax), %zmm14
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1360(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, 1424(%rax), %zmm15, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-384(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-320(%rcx), %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-384(%rax), %zmm13
+	vmovdqu64	-320(%rax), %zmm14
+	vpshufd	$78, %zmm10, %zmm15
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 1232(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vpclmulqdq	$0, 1296(%rax), %zmm15, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vmovdqu64	-512(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-448(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-512(%rax), %zmm13
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vmovdqu64	-448(%rax), %zmm14
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1104(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vpclmulqdq	$0, 1168(%rax), %zmm15, %zmm14
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-640(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-576(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-640(%rax), %zmm13
+	vmovdqu64	-576(%rax), %zmm14
+	vpshufd	$78, %zmm10, %zmm15
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 976(%rax), %zmm15, %zmm13
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm7
+	vpclmulqdq	$0, 1040(%rax), %zmm15, %zmm11
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm7, %zmm10, %zmm8
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vpternlogd	$150, %zmm11, %zmm13, %zmm9
+	vmovdqu64	-768(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vmovdqu64	-704(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-768(%rax), %zmm13
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-704(%rax), %zmm7
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 848(%rax), %zmm14, %zmm13
+	vpshufd	$78, %zmm11, %zmm14
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm7, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm7, %zmm11, %zmm7
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 912(%rax), %zmm14, %zmm0
+	vpternlogd	$150, %zmm16, %zmm15, %zmm12
+	vpternlogd	$150, %zmm7, %zmm10, %zmm8
+	vpternlogd	$150, %zmm0, %zmm13, %zmm9
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm9, %zmm9
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_128
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_128
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_128
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2128:
+	vpternlogd	$150, %zmm8, %zmm12, %zmm9
+	vpslldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm8, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr2128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_128:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd128
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -10614,167 +13568,179 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 3408(%rdi), %xmm7, %xmm7
 	vbroadcasti32x4	(%rdi), %zmm9
 	vmovdqu64	-128(%rcx), %zmm10
-	vpxorq	%zmm9, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	-64(%rcx), %zmm11
-	vpxorq	%zmm9, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufd	$78, %zmm10, %zmm12
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vmovdqu64	-128(%rax), %zmm12
+	vmovdqu64	-64(%rax), %zmm13
 	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm12, %zmm12
-	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm13
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpxorq	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm10
-	vpclmulqdq	$0, 1488(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
 	vbroadcasti32x4	16(%rdi), %zmm9
+	vpclmulqdq	$0, 1488(%rax), %zmm14, %zmm12
 	vpshufd	$78, %zmm11, %zmm14
-	vpxorq	%zmm11, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
-	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm11
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, 1552(%rax), %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 1552(%rax), %zmm14, %zmm13
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm15, %zmm13, %zmm13
+	vpxorq	%zmm16, %zmm15, %zmm14
 	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm12, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm11
 	vmovdqu64	-256(%rcx), %zmm12
 	vbroadcasti32x4	32(%rdi), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vmovdqu64	-192(%rcx), %zmm14
+	vmovdqu64	-192(%rcx), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-256(%rax), %zmm15
+	vmovdqu64	-192(%rax), %zmm16
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vpclmulqdq	$0, -256(%rax), %zmm12, %zmm16
+	vpshufd	$78, %zmm12, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$17, -256(%rax), %zmm12, %zmm12
-	vpclmulqdq	$0, 1360(%rax), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm17
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpclmulqdq	$0, 1360(%rax), %zmm17, %zmm15
+	vpshufd	$78, %zmm13, %zmm17
 	vbroadcasti32x4	48(%rdi), %zmm9
-	vpclmulqdq	$0, -192(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$17, -192(%rax), %zmm14, %zmm14
-	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm16
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vmovdqu64	-384(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vmovdqu64	-320(%rcx), %zmm14
+	vmovdqu64	-320(%rcx), %zmm13
 	vbroadcasti32x4	64(%rdi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpshufd	$78, %zmm12, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	-384(%rax), %zmm15
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vpclmulqdq	$0, -384(%rax), %zmm12, %zmm16
+	vmovdqu64	-320(%rax), %zmm16
+	vpshufd	$78, %zmm12, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$17, -384(%rax), %zmm12, %zmm12
-	vpclmulqdq	$0, 1232(%rax), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 1232(%rax), %zmm17, %zmm15
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vpclmulqdq	$0, -320(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vbroadcasti32x4	80(%rdi), %zmm9
-	vpclmulqdq	$17, -320(%rax), %zmm14, %zmm14
-	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm16
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vmovdqu64	-512(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vmovdqu64	-448(%rcx), %zmm14
+	vmovdqu64	-448(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpshufd	$78, %zmm12, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	-512(%rax), %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm9
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vpclmulqdq	$0, -512(%rax), %zmm12, %zmm16
+	vmovdqu64	-448(%rax), %zmm16
+	vpshufd	$78, %zmm12, %zmm17
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$17, -512(%rax), %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, 1104(%rax), %zmm15, %zmm15
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
+	vpclmulqdq	$0, 1104(%rax), %zmm17, %zmm15
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vpclmulqdq	$0, -448(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$17, -448(%rax), %zmm14, %zmm14
-	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm16
 	vbroadcasti32x4	112(%rdi), %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vmovdqu64	-640(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vmovdqu64	-576(%rcx), %zmm14
+	vmovdqu64	-576(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpshufd	$78, %zmm12, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	-640(%rax), %zmm15
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-576(%rax), %zmm16
+	vpshufd	$78, %zmm12, %zmm17
 	vbroadcasti32x4	128(%rdi), %zmm9
-	vpclmulqdq	$0, -640(%rax), %zmm12, %zmm16
-	vpclmulqdq	$17, -640(%rax), %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, 976(%rax), %zmm15, %zmm15
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
+	vpclmulqdq	$0, 976(%rax), %zmm17, %zmm15
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vpclmulqdq	$0, -576(%rax), %zmm14, %zmm18
+	vpshufd	$78, %zmm13, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$17, -576(%rax), %zmm14, %zmm14
-	vpclmulqdq	$0, 1040(%rax), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, 1040(%rax), %zmm17, %zmm16
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vbroadcasti32x4	144(%rdi), %zmm9
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vmovdqu64	-768(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm3, %zmm3
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpxorq	%zmm0, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vmovdqu64	-704(%rcx), %zmm14
+	vmovdqu64	-704(%rcx), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-768(%rax), %zmm15
+	vmovdqu64	-704(%rax), %zmm16
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vpclmulqdq	$0, -768(%rax), %zmm12, %zmm9
+	vpshufd	$78, %zmm12, %zmm9
+	vpxorq	%zmm12, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$17, -768(%rax), %zmm12, %zmm12
-	vpclmulqdq	$0, 848(%rax), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm17
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm16
-	vpxorq	%zmm14, %zmm16, %zmm16
+	vpclmulqdq	$0, 848(%rax), %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, -704(%rax), %zmm14, %zmm17
-	vpclmulqdq	$17, -704(%rax), %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm18
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 912(%rax), %zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm9, %zmm13
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, 912(%rax), %zmm15, %zmm15
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
-	vpternlogd	$150, %zmm16, %zmm15, %zmm11
-	vpxorq	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm18, %zmm17, %zmm14
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
+	vpternlogd	$150, %zmm15, %zmm9, %zmm11
+	vpxorq	%zmm8, %zmm14, %zmm14
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpxorq	%zmm7, %zmm11, %zmm11
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_128
 	vmovdqu64	(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -10782,13 +13748,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -10796,13 +13762,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -10810,14 +13776,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr43_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -10834,30 +13800,30 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_128
 	vmovdqu64	%zmm6, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_128:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -10874,32 +13840,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_128
 	vmovdqu64	%zmm3, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_128:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -10916,32 +13882,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_128
 	vmovdqu64	%zmm4, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_128:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -10958,54 +13924,776 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_128
 	vmovdqu64	%zmm5, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128:
-	vpternlogd	$150, %zmm10, %zmm13, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4128:
+	vpternlogd	$150, %zmm10, %zmm14, %zmm11
 	vpslldq	$8, %zmm11, %zmm0
-	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
 	vpsrldq	$8, %zmm11, %zmm0
 	vpxorq	%zmm0, %zmm10, %zmm10
-	vextracti64x4	$1, %zmm13, %ymm0
-	vpxorq	%ymm0, %ymm13, %ymm13
-	vextracti32x4	$1, %ymm13, %xmm0
-	vpxorq	%xmm0, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
 	vextracti64x4	$1, %zmm10, %ymm0
 	vpxorq	%ymm0, %ymm10, %ymm10
 	vextracti32x4	$1, %ymm10, %xmm0
 	vpxorq	%xmm0, %xmm10, %xmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vmovdqa64	%xmm13, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds128:
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vmovdqa64	%xmm14, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr4128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_128:
+	cmpq	$512, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8d_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vmovdqu64	-128(%rcx), %zmm14
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-64(%rcx), %zmm15
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vmovdqu64	-128(%rax), %zmm16
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-64(%rax), %zmm17
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm18
+	vpxorq	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vpclmulqdq	$0, 1488(%rax), %zmm18, %zmm16
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm17, %zmm15, %zmm20
+	vpclmulqdq	$17, %zmm17, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, 1552(%rax), %zmm18, %zmm17
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm20, %zmm19, %zmm18
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm17, %zmm16, %zmm15
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-256(%rcx), %zmm16
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vmovdqu64	-192(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-256(%rax), %zmm19
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-192(%rax), %zmm20
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, 1360(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufd	$78, %zmm17, %zmm21
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, 1424(%rax), %zmm21, %zmm20
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-384(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-320(%rcx), %zmm17
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-384(%rax), %zmm19
+	vmovdqu64	-320(%rax), %zmm20
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, 1232(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufd	$78, %zmm17, %zmm21
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, 1296(%rax), %zmm21, %zmm20
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vmovdqu64	-512(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-448(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-512(%rax), %zmm19
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vmovdqu64	-448(%rax), %zmm20
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpshufd	$78, %zmm16, %zmm21
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, 1104(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufd	$78, %zmm17, %zmm21
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1168(%rax), %zmm21, %zmm20
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-640(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-576(%rcx), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-640(%rax), %zmm19
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-576(%rax), %zmm20
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufd	$78, %zmm16, %zmm21
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vpclmulqdq	$0, 976(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufd	$78, %zmm17, %zmm21
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, 1040(%rax), %zmm21, %zmm20
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-768(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vmovdqu64	-704(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vmovdqu64	-768(%rax), %zmm19
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-704(%rax), %zmm20
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm13
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 848(%rax), %zmm21, %zmm19
+	vpshufd	$78, %zmm17, %zmm21
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm22
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 912(%rax), %zmm21, %zmm20
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm22, %zmm13, %zmm18
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm11, %zmm15, %zmm15
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr80_128
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr81_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr82_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr83_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1808(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr84_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1872(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr85_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1936(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr86_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2000(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr87_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr87_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2064(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr87_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr87_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr87_128
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr87_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr80_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr80_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr80_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr80_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr80_128
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr80_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr81_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr81_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr81_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr81_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr81_128
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr81_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr82_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr82_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr82_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr82_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr82_128
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr82_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr83_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr83_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr83_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr83_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr83_128
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr83_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr84_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr84_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1872(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr84_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr84_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr84_128
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr84_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr85_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr85_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1936(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr85_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr85_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr85_128
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr85_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr86_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr86_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2000(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr86_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr86_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr86_128
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr86_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8128:
+	vpternlogd	$150, %zmm14, %zmm18, %zmm15
+	vpslldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpsrldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm18, %ymm0
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vextracti32x4	$1, %ymm18, %xmm0
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr8128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8d_128:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -11066,247 +14754,259 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm17, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpxorq	%zmm17, %zmm5, %zmm5
-	vpxorq	%zmm17, %zmm6, %zmm6
 	vmovdqu64	-64(%rcx), %zmm19
-	vpxorq	%zmm17, %zmm7, %zmm7
+	vpxorq	%zmm17, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm17, %zmm7, %zmm7
 	vpxorq	%zmm17, %zmm8, %zmm8
-	vpshufd	$78, %zmm18, %zmm20
+	vmovdqu64	-128(%rax), %zmm20
 	vpxorq	%zmm17, %zmm9, %zmm9
+	vmovdqu64	-64(%rax), %zmm21
 	vpxorq	%zmm17, %zmm10, %zmm10
-	vpxorq	%zmm18, %zmm20, %zmm20
+	vpshufd	$78, %zmm18, %zmm22
 	vpxorq	%zmm17, %zmm11, %zmm11
-	vpclmulqdq	$0, -128(%rax), %zmm18, %zmm21
+	vpxorq	%zmm18, %zmm22, %zmm22
 	vpxorq	%zmm17, %zmm12, %zmm12
 	vpxorq	%zmm17, %zmm13, %zmm13
-	vpclmulqdq	$17, -128(%rax), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm23
 	vpxorq	%zmm17, %zmm14, %zmm14
-	vpclmulqdq	$0, 1488(%rax), %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm17
-	vpshufd	$78, %zmm19, %zmm22
+	vpclmulqdq	$0, 1488(%rax), %zmm22, %zmm20
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vpshufd	$78, %zmm19, %zmm22
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpxorq	%zmm19, %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpclmulqdq	$0, -64(%rax), %zmm19, %zmm23
+	vpxorq	%zmm19, %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm24
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpclmulqdq	$17, -64(%rax), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm19
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpclmulqdq	$0, 1552(%rax), %zmm22, %zmm22
+	vpclmulqdq	$0, 1552(%rax), %zmm22, %zmm21
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm10, %zmm10
+	vpxorq	%zmm24, %zmm23, %zmm22
 	vaesenc	%zmm17, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpxorq	%zmm22, %zmm20, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm19
 	vaesenc	%zmm17, %zmm13, %zmm13
 	vmovdqu64	-256(%rcx), %zmm20
 	vaesenc	%zmm17, %zmm14, %zmm14
 	vbroadcasti32x4	32(%rdi), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm22
+	vmovdqu64	-192(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vmovdqu64	-256(%rax), %zmm23
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpshufd	$78, %zmm20, %zmm23
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vmovdqu64	-192(%rax), %zmm24
 	vaesenc	%zmm17, %zmm8, %zmm8
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpclmulqdq	$0, -256(%rax), %zmm20, %zmm24
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpclmulqdq	$17, -256(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm11, %zmm11
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpclmulqdq	$0, 1360(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpshufd	$78, %zmm22, %zmm25
+	vpclmulqdq	$0, 1360(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpxorq	%zmm22, %zmm25, %zmm25
+	vpshufd	$78, %zmm21, %zmm25
 	vbroadcasti32x4	48(%rdi), %zmm17
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpclmulqdq	$0, -192(%rax), %zmm22, %zmm26
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$17, -192(%rax), %zmm22, %zmm22
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpclmulqdq	$0, 1424(%rax), %zmm25, %zmm25
+	vpclmulqdq	$0, 1424(%rax), %zmm25, %zmm24
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm9, %zmm9
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm11, %zmm11
 	vmovdqu64	-384(%rcx), %zmm20
 	vaesenc	%zmm17, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vmovdqu64	-320(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vmovdqu64	-320(%rcx), %zmm22
 	vbroadcasti32x4	64(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vmovdqu64	-384(%rax), %zmm23
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpshufd	$78, %zmm20, %zmm23
+	vmovdqu64	-320(%rax), %zmm24
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpclmulqdq	$0, -384(%rax), %zmm20, %zmm24
 	vaesenc	%zmm17, %zmm7, %zmm7
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpclmulqdq	$17, -384(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpclmulqdq	$0, 1232(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm10, %zmm10
+	vpclmulqdq	$0, 1232(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpshufd	$78, %zmm22, %zmm25
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpxorq	%zmm22, %zmm25, %zmm25
+	vpshufd	$78, %zmm21, %zmm25
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpclmulqdq	$0, -320(%rax), %zmm22, %zmm26
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vbroadcasti32x4	80(%rdi), %zmm17
-	vpclmulqdq	$17, -320(%rax), %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpclmulqdq	$0, 1296(%rax), %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm4, %zmm4
+	vpclmulqdq	$0, 1296(%rax), %zmm25, %zmm24
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm8, %zmm8
 	vaesenc	%zmm17, %zmm9, %zmm9
 	vmovdqu64	-512(%rcx), %zmm20
 	vaesenc	%zmm17, %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vmovdqu64	-448(%rcx), %zmm22
+	vmovdqu64	-448(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpshufd	$78, %zmm20, %zmm23
+	vmovdqu64	-512(%rax), %zmm23
 	vbroadcasti32x4	96(%rdi), %zmm17
+	vmovdqu64	-448(%rax), %zmm24
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$0, -512(%rax), %zmm20, %zmm24
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpclmulqdq	$17, -512(%rax), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpshufd	$78, %zmm22, %zmm25
+	vpclmulqdq	$0, 1104(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm9, %zmm9
+	vpshufd	$78, %zmm21, %zmm25
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpxorq	%zmm22, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpclmulqdq	$0, -448(%rax), %zmm22, %zmm26
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpclmulqdq	$17, -448(%rax), %zmm22, %zmm22
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpclmulqdq	$0, 1168(%rax), %zmm25, %zmm25
+	vpclmulqdq	$0, 1168(%rax), %zmm25, %zmm24
 	vbroadcasti32x4	112(%rdi), %zmm17
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm6, %zmm6
 	vmovdqu64	-640(%rcx), %zmm20
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vaesenc	%zmm17, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm17, %zmm8, %zmm8
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vmovdqu64	-576(%rcx), %zmm22
+	vmovdqu64	-576(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm11, %zmm11
+	vmovdqu64	-640(%rax), %zmm23
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpshufd	$78, %zmm20, %zmm23
+	vmovdqu64	-576(%rax), %zmm24
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vaesenc	%zmm17, %zmm14, %zmm14
+	vpshufd	$78, %zmm20, %zmm25
 	vbroadcasti32x4	128(%rdi), %zmm17
-	vpclmulqdq	$0, -640(%rax), %zmm20, %zmm24
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpclmulqdq	$17, -640(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$0, 976(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm5, %zmm5
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpshufd	$78, %zmm22, %zmm25
+	vpclmulqdq	$0, 976(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpxorq	%zmm22, %zmm25, %zmm25
+	vpshufd	$78, %zmm21, %zmm25
 	vaesenc	%zmm17, %zmm8, %zmm8
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpclmulqdq	$0, -576(%rax), %zmm22, %zmm26
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpclmulqdq	$17, -576(%rax), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpclmulqdq	$0, 1040(%rax), %zmm25, %zmm25
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm12, %zmm12
+	vpclmulqdq	$0, 1040(%rax), %zmm25, %zmm24
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vbroadcasti32x4	144(%rdi), %zmm17
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm4, %zmm4
 	vmovdqu64	-768(%rcx), %zmm20
 	vaesenc	%zmm17, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vaesenc	%zmm17, %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm20, %zmm20
+	vaesenc	%zmm17, %zmm7, %zmm7
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vmovdqu64	-704(%rcx), %zmm22
+	vmovdqu64	-704(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm10, %zmm10
+	vmovdqu64	-768(%rax), %zmm23
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpshufd	$78, %zmm20, %zmm23
+	vmovdqu64	-704(%rax), %zmm24
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpclmulqdq	$0, -768(%rax), %zmm20, %zmm17
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$17, -768(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm17
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 848(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenclast	%zmm0, %zmm4, %zmm4
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm22, %zmm24
+	vpclmulqdq	$0, 848(%rax), %zmm25, %zmm23
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%zmm22, %zmm24, %zmm24
+	vpshufd	$78, %zmm21, %zmm25
 	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$0, -704(%rax), %zmm22, %zmm25
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm26
 	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpclmulqdq	$17, -704(%rax), %zmm22, %zmm22
 	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$0, 912(%rax), %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenclast	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 912(%rax), %zmm25, %zmm24
 	vaesenclast	%zmm0, %zmm12, %zmm12
-	vpternlogd	$150, %zmm25, %zmm17, %zmm21
+	vpternlogd	$150, %zmm26, %zmm17, %zmm22
 	vaesenclast	%zmm0, %zmm13, %zmm13
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenclast	%zmm0, %zmm14, %zmm14
 	vpternlogd	$150, %zmm24, %zmm23, %zmm19
-	vpxorq	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm16, %zmm22, %zmm22
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpxorq	%zmm15, %zmm19, %zmm19
 	cmpq	$64, %rdx
@@ -11318,7 +15018,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
@@ -11332,7 +15032,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
@@ -11346,7 +15046,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
@@ -11360,7 +15060,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm6, %zmm0
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1808(%rax), %zmm0, %zmm0
@@ -11374,7 +15074,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm7, %zmm0
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1872(%rax), %zmm0, %zmm0
@@ -11388,7 +15088,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm8, %zmm0
 	vpxorq	%zmm8, %zmm0, %zmm0
 	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1936(%rax), %zmm0, %zmm0
@@ -11402,7 +15102,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2000(%rax), %zmm0, %zmm0
@@ -11416,7 +15116,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm10, %zmm0
 	vpxorq	%zmm10, %zmm0, %zmm0
 	vpclmulqdq	$0, 448(%rax), %zmm10, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 448(%rax), %zmm10, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2064(%rax), %zmm0, %zmm0
@@ -11430,7 +15130,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm11, %zmm0
 	vpxorq	%zmm11, %zmm0, %zmm0
 	vpclmulqdq	$0, 512(%rax), %zmm11, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 512(%rax), %zmm11, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2128(%rax), %zmm0, %zmm0
@@ -11444,7 +15144,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm12, %zmm0
 	vpxorq	%zmm12, %zmm0, %zmm0
 	vpclmulqdq	$0, 576(%rax), %zmm12, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 576(%rax), %zmm12, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2192(%rax), %zmm0, %zmm0
@@ -11458,7 +15158,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm13, %zmm0
 	vpxorq	%zmm13, %zmm0, %zmm0
 	vpclmulqdq	$0, 640(%rax), %zmm13, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 640(%rax), %zmm13, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2256(%rax), %zmm0, %zmm0
@@ -11487,7 +15187,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 704(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 704(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2320(%rax), %zmm3, %zmm2
@@ -11527,7 +15227,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm21, %zmm21
+	vpxorq	%zmm5, %zmm22, %zmm22
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
@@ -11569,7 +15269,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm21, %zmm21
+	vpxorq	%zmm5, %zmm22, %zmm22
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
@@ -11611,7 +15311,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm2
@@ -11653,7 +15353,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm2
@@ -11695,7 +15395,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1872(%rax), %zmm3, %zmm2
@@ -11737,7 +15437,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1936(%rax), %zmm3, %zmm2
@@ -11779,7 +15479,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2000(%rax), %zmm3, %zmm2
@@ -11821,7 +15521,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2064(%rax), %zmm3, %zmm2
@@ -11863,7 +15563,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 512(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 512(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2128(%rax), %zmm3, %zmm2
@@ -11905,7 +15605,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 576(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 576(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2192(%rax), %zmm3, %zmm2
@@ -11947,7 +15647,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 640(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 640(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2256(%rax), %zmm3, %zmm2
@@ -11966,27 +15666,27 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed10_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128:
-	vpternlogd	$150, %zmm18, %zmm21, %zmm19
+	vpternlogd	$150, %zmm18, %zmm22, %zmm19
 	vpslldq	$8, %zmm19, %zmm0
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vpsrldq	$8, %zmm19, %zmm0
 	vpxorq	%zmm0, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm0
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vextracti32x4	$1, %ymm21, %xmm0
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vextracti64x4	$1, %zmm22, %ymm0
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti32x4	$1, %ymm22, %xmm0
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vextracti64x4	$1, %zmm18, %ymm0
 	vpxorq	%ymm0, %ymm18, %ymm18
 	vextracti32x4	$1, %ymm18, %xmm0
 	vpxorq	%xmm0, %xmm18, %xmm18
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
-	vpshufd	$78, %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
-	vpshufd	$78, %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vpxorq	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpshufd	$78, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpshufd	$78, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm22, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd128:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end128
@@ -12015,135 +15715,469 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vmovdqu64	-64(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm7
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, -128(%rax), %zmm5, %zmm8
-	vpclmulqdq	$17, -128(%rax), %zmm5, %zmm5
-	vpclmulqdq	$0, 1488(%rax), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm7
+	vmovdqu64	-64(%rax), %zmm8
+	vpshufd	$78, %zmm5, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm7, %zmm5, %zmm10
+	vpclmulqdq	$17, %zmm7, %zmm5, %zmm5
+	vpclmulqdq	$0, 1488(%rax), %zmm9, %zmm7
 	vpshufd	$78, %zmm6, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm6
-	vpclmulqdq	$0, 1552(%rax), %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1552(%rax), %zmm9, %zmm8
+	vpxorq	%zmm11, %zmm10, %zmm9
 	vpxorq	%zmm6, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm7, %zmm6
+	vpxorq	%zmm8, %zmm7, %zmm6
 	vmovdqu64	-256(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-192(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -256(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -256(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 1360(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -192(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -192(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1424(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm10
+	vmovdqu64	-192(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1360(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1424(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-384(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-320(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -384(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -384(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 1232(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -320(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -320(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1296(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm10
+	vmovdqu64	-320(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1232(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1296(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-512(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-448(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -512(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -512(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -448(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -448(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1168(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-448(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-512(%rax), %zmm10
+	vmovdqu64	-448(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-640(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-576(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -640(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -640(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 976(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -576(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -576(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1040(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-576(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-640(%rax), %zmm10
+	vmovdqu64	-576(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1040(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-768(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vmovdqu64	-704(%rcx), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm7, %zmm9
-	vpxorq	%zmm7, %zmm9, %zmm9
-	vpclmulqdq	$0, -768(%rax), %zmm7, %zmm10
-	vpclmulqdq	$17, -768(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rax), %zmm9, %zmm9
+	vmovdqu64	-768(%rax), %zmm8
+	vmovdqu64	-704(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm8, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm8, %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm11, %zmm8
 	vpshufd	$78, %zmm0, %zmm11
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, -704(%rax), %zmm0, %zmm12
-	vpclmulqdq	$17, -704(%rax), %zmm0, %zmm0
-	vpclmulqdq	$0, 912(%rax), %zmm11, %zmm11
-	vpternlogd	$150, %zmm12, %zmm10, %zmm8
+	vpclmulqdq	$0, %zmm10, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm0, %zmm0
+	vpclmulqdq	$0, 912(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm9
 	vpternlogd	$150, %zmm0, %zmm7, %zmm5
-	vpternlogd	$150, %zmm11, %zmm9, %zmm6
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm8, %zmm6
+	vpxorq	%zmm4, %zmm9, %zmm9
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpxorq	%zmm3, %zmm6, %zmm6
-	vpternlogd	$150, %zmm5, %zmm8, %zmm6
+	vpternlogd	$150, %zmm5, %zmm9, %zmm6
 	vpslldq	$8, %zmm6, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpsrldq	$8, %zmm6, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm9, %ymm0
+	vpxorq	%ymm0, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm9, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
 	vextracti64x4	$1, %zmm5, %ymm0
 	vpxorq	%ymm0, %ymm5, %ymm5
 	vextracti32x4	$1, %ymm5, %xmm0
 	vpxorq	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vmovdqa64	%xmm8, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end128
 .Laesgen_vaes512_gcm_none_encrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty128
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm6
+	vmovdqu8	%zmm6, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm6{%k1}{z}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_128
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm6, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1128:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_128
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_128
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_128
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2128:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_128:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -12238,7 +16272,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -12253,7 +16287,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -12267,7 +16301,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -12280,9 +16314,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr43_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12299,7 +16333,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -12309,20 +16343,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_128
 	vmovdqu64	%zmm6, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_128:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12339,7 +16373,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -12350,26 +16384,26 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_128
 	vmovdqu64	%zmm3, 3520(%rdi)
 	vmovdqu64	%zmm4, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_128:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_128:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12386,7 +16420,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -12396,22 +16430,22 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_128
 	vmovdqu64	%zmm4, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_128:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -12428,7 +16462,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -12438,20 +16472,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_128
 	vmovdqu64	%zmm5, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4128:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -12473,9 +16507,619 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_128:
+	cmpq	$512, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr80_128
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr81_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr82_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr83_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr84_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr85_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr86_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr87_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr87_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2064(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr87_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer87_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer87_128
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer87_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr80_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr80_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr80_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer80_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer80_128
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer80_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr8128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr81_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr81_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr81_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer81_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer81_128
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer81_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr82_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr82_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr82_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer82_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer82_128
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer82_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr83_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr83_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr83_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer83_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer83_128
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer83_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr84_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr84_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr84_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer84_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer84_128
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer84_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr85_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr85_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr85_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer85_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer85_128
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer85_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr86_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr86_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr86_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer86_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer86_128
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer86_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8128:
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr8128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8_128:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -13397,23 +18041,16 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vbroadcasti32x4	112(%rdi), %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm5
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vbroadcasti32x4	192(%rdi), %zmm8
 .Laesgen_vaes512_gcm_none_encrypt_data_first192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -13424,199 +18061,206 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm14
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm14, %zmm10, %zmm10
-	vpxorq	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm12, %zmm12
-	vpxorq	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	32(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	48(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	64(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	80(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	96(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	112(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	128(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	144(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	160(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	176(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	192(%rdi), %zmm14
-	vaesenclast	%zmm14, %zmm2, %zmm2
-	vaesenclast	%zmm14, %zmm3, %zmm3
-	vaesenclast	%zmm14, %zmm4, %zmm4
-	vaesenclast	%zmm14, %zmm5, %zmm5
-	vaesenclast	%zmm14, %zmm6, %zmm6
-	vaesenclast	%zmm14, %zmm7, %zmm7
-	vaesenclast	%zmm14, %zmm8, %zmm8
-	vaesenclast	%zmm14, %zmm9, %zmm9
-	vaesenclast	%zmm14, %zmm10, %zmm10
-	vaesenclast	%zmm14, %zmm11, %zmm11
-	vaesenclast	%zmm14, %zmm12, %zmm12
-	vaesenclast	%zmm14, %zmm13, %zmm13
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
-	vpxorq	512(%rsi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 512(%rcx)
-	vpxorq	576(%rsi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 576(%rcx)
-	vpxorq	640(%rsi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 640(%rcx)
-	vpxorq	704(%rsi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 704(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vpxorq	(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
+	vpxorq	512(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 512(%rcx)
+	vpxorq	576(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 576(%rcx)
+	vpxorq	640(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 640(%rcx)
+	vpxorq	704(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 704(%rcx)
 	addq	$768, %rsi
 	addq	$768, %rcx
 	subq	$768, %rdx
@@ -13625,347 +18269,352 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	-64(%rcx), %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm9, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$0, 1680(%rdi), %zmm9, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$17, 1680(%rdi), %zmm9, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$0, 3296(%rdi), %zmm10, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm13, %zmm17
+	vmovdqu64	-128(%rcx), %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm13, %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpclmulqdq	$0, 1744(%rdi), %zmm13, %zmm18
+	vmovdqu64	-64(%rcx), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpclmulqdq	$17, 1744(%rdi), %zmm13, %zmm19
+	vmovdqu64	1680(%rdi), %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3360(%rdi), %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm14, %zmm18
-	vbroadcasti32x4	(%rdi), %zmm14
-	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm16, %zmm16
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm5, %zmm5
-	vmovdqu64	-256(%rcx), %zmm17
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpxorq	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm8, %zmm8
-	vmovdqu64	-192(%rcx), %zmm19
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpxorq	%zmm14, %zmm10, %zmm10
-	vpxorq	%zmm14, %zmm11, %zmm11
-	vpshufd	$78, %zmm17, %zmm20
-	vpxorq	%zmm14, %zmm12, %zmm12
-	vpxorq	%zmm17, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm14
-	vpclmulqdq	$0, 1552(%rdi), %zmm17, %zmm21
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$17, 1552(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$0, 3168(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 1616(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$17, 1616(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$0, 3232(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpternlogd	$150, %zmm23, %zmm21, %zmm18
-	vbroadcasti32x4	32(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm15
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpternlogd	$150, %zmm22, %zmm20, %zmm16
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vmovdqu64	-384(%rcx), %zmm17
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vmovdqu64	-320(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpshufd	$78, %zmm17, %zmm20
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpxorq	%zmm17, %zmm20, %zmm20
-	vbroadcasti32x4	48(%rdi), %zmm14
-	vpclmulqdq	$0, 1424(%rdi), %zmm17, %zmm21
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$17, 1424(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$0, 3040(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 1488(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpclmulqdq	$17, 1488(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$0, 3104(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	64(%rdi), %zmm14
-	vpternlogd	$150, %zmm23, %zmm21, %zmm18
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm15
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpternlogd	$150, %zmm22, %zmm20, %zmm16
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vmovdqu64	-512(%rcx), %zmm17
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vmovdqu64	-448(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpshufd	$78, %zmm17, %zmm20
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpxorq	%zmm17, %zmm20, %zmm20
-	vbroadcasti32x4	80(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$0, 1296(%rdi), %zmm17, %zmm21
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$17, 1296(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 2912(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$0, 1360(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpclmulqdq	$17, 1360(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 2976(%rdi), %zmm22, %zmm22
-	vbroadcasti32x4	96(%rdi), %zmm14
-	vpternlogd	$150, %zmm23, %zmm21, %zmm18
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm17, %zmm15
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpternlogd	$150, %zmm22, %zmm20, %zmm16
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vmovdqu64	-640(%rcx), %zmm17
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vmovdqu64	-576(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpshufd	$78, %zmm17, %zmm20
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	112(%rdi), %zmm14
-	vpxorq	%zmm17, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$0, 1168(%rdi), %zmm17, %zmm21
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$17, 1168(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 2784(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$0, 1232(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$17, 1232(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 2848(%rdi), %zmm22, %zmm22
-	vbroadcasti32x4	128(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm23, %zmm21, %zmm18
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm17, %zmm15
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpternlogd	$150, %zmm22, %zmm20, %zmm16
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vmovdqu64	-768(%rcx), %zmm17
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vmovdqu64	-704(%rcx), %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpshufd	$78, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 1040(%rdi), %zmm17, %zmm20
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 1040(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 2656(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %zmm19, %zmm21
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%zmm19, %zmm21, %zmm21
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vpclmulqdq	$0, 1104(%rdi), %zmm19, %zmm22
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$17, 1104(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 2720(%rdi), %zmm21, %zmm21
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm19, %zmm17, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm21, %zmm14, %zmm16
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm15, %zmm18, %zmm16
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpslldq	$8, %zmm16, %zmm14
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm18, %zmm18
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vpsrldq	$8, %zmm16, %zmm14
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm18, %ymm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm14, %ymm18, %ymm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm18, %xmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm14, %xmm18, %xmm18
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti64x4	$1, %zmm15, %ymm14
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vpxorq	%ymm14, %ymm15, %ymm15
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm15, %xmm14
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpxorq	%xmm14, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm14
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm18, %xmm18
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm14, %xmm18, %xmm18
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm14
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm18, %xmm18
-	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpxorq	%xmm14, %xmm18, %xmm18
-	vaesenclast	%zmm0, %zmm11, %zmm11
-	vaesenclast	%zmm0, %zmm12, %zmm12
-	vpxorq	%xmm15, %xmm18, %xmm18
-	vaesenclast	%zmm0, %zmm13, %zmm13
-	vmovdqa64	%xmm18, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
-	vpxorq	512(%rsi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 512(%rcx)
-	vpxorq	576(%rsi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 576(%rcx)
-	vpxorq	640(%rsi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 640(%rcx)
-	vpxorq	704(%rsi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 704(%rcx)
+	vpshufd	$78, %zmm16, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufd	$78, %zmm20, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm20, %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm27, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vmovdqu64	-256(%rcx), %zmm25
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vmovdqu64	-192(%rcx), %zmm26
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1552(%rdi), %zmm27
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vmovdqu64	1616(%rdi), %zmm28
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm25, %zmm29
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	-384(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	-320(%rcx), %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	1488(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	-512(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	-448(%rcx), %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	-640(%rcx), %zmm21
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	-576(%rcx), %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vmovdqu64	1168(%rdi), %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vmovdqu64	1232(%rdi), %zmm27
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpshufd	$78, %zmm25, %zmm28
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpxorq	%zmm25, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpternlogd	$150, %zmm30, %zmm29, %zmm22
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm21, %zmm23
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm27, %zmm26, %zmm24
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-768(%rcx), %zmm21
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	-704(%rcx), %zmm0
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm22
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpternlogd	$150, %zmm0, %zmm21, %zmm23
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm23, %zmm22, %zmm24
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
+	vpxorq	512(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 512(%rcx)
+	vpxorq	576(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 576(%rcx)
+	vpxorq	640(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 640(%rcx)
+	vpxorq	704(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 704(%rcx)
 	addq	$768, %rsi
 	addq	$768, %rcx
 	subq	$768, %rdx
@@ -13973,8 +18622,565 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_drain192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone192
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-128(%rax), %zmm9
+	vmovdqu64	-64(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1488(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm6
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1552(%rax), %zmm11, %zmm10
+	vpxorq	%zmm6, %zmm12, %zmm11
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm9, %zmm8
+	vmovdqu64	-256(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm10
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-256(%rax), %zmm12
+	vmovdqu64	-192(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1360(%rax), %zmm14, %zmm12
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpshufd	$78, %zmm10, %zmm6
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm14
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1424(%rax), %zmm6, %zmm13
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vmovdqu64	-384(%rcx), %zmm9
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-384(%rax), %zmm12
+	vmovdqu64	-320(%rax), %zmm13
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, 1232(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vpclmulqdq	$0, 1296(%rax), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-448(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vmovdqu64	-512(%rax), %zmm12
+	vmovdqu64	-448(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1104(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1168(%rax), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vmovdqu64	-640(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-576(%rcx), %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-640(%rax), %zmm12
+	vmovdqu64	-576(%rax), %zmm13
+	vpshufd	$78, %zmm9, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm12, %zmm9, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 976(%rax), %zmm14, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1040(%rax), %zmm14, %zmm13
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm12, %zmm8
+	vmovdqu64	-768(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-704(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-768(%rax), %zmm0
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vmovdqu64	-704(%rax), %zmm6
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm0, %zmm9, %zmm13
+	vpclmulqdq	$17, %zmm0, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$0, 848(%rax), %zmm12, %zmm12
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm6, %zmm10, %zmm15
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm6, %zmm10, %zmm0
+	vpclmulqdq	$0, 912(%rax), %zmm14, %zmm6
+	vpternlogd	$150, %zmm15, %zmm13, %zmm11
+	vpternlogd	$150, %zmm0, %zmm9, %zmm7
+	vpternlogd	$150, %zmm6, %zmm12, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_192
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr10_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr1192:
+	vpternlogd	$150, %zmm7, %zmm11, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpxorq	%xmm7, %xmm11, %xmm11
+	vmovdqa64	%xmm11, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr1192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1d_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vmovdqu64	-128(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-128(%rax), %zmm10
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-64(%rax), %zmm11
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1488(%rax), %zmm12, %zmm10
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm9, %zmm12
+	vpxorq	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1552(%rax), %zmm12, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm11, %zmm10, %zmm9
+	vmovdqu64	-256(%rcx), %zmm10
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-192(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-256(%rax), %zmm13
+	vmovdqu64	-192(%rax), %zmm14
+	vpshufd	$78, %zmm10, %zmm15
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, 1360(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vpclmulqdq	$0, 1424(%rax), %zmm15, %zmm14
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-384(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-320(%rcx), %zmm11
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-384(%rax), %zmm13
+	vmovdqu64	-320(%rax), %zmm14
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1232(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vpclmulqdq	$0, 1296(%rax), %zmm15, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vmovdqu64	-512(%rcx), %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vmovdqu64	-512(%rax), %zmm13
+	vmovdqu64	-448(%rax), %zmm14
+	vpshufd	$78, %zmm10, %zmm15
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 1104(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vpclmulqdq	$0, 1168(%rax), %zmm15, %zmm14
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vmovdqu64	-640(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-576(%rcx), %zmm11
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-640(%rax), %zmm13
+	vmovdqu64	-576(%rax), %zmm14
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpshufd	$78, %zmm10, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm13, %zmm10, %zmm16
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 976(%rax), %zmm15, %zmm13
+	vpshufd	$78, %zmm11, %zmm15
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm14, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm14, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$0, 1040(%rax), %zmm15, %zmm14
+	vpternlogd	$150, %zmm17, %zmm16, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vmovdqu64	-768(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vpxorq	%zmm0, %zmm10, %zmm10
+	vmovdqu64	-704(%rcx), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vmovdqu64	-768(%rax), %zmm0
+	vmovdqu64	-704(%rax), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm0, %zmm10, %zmm7
+	vpclmulqdq	$17, %zmm0, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$0, 848(%rax), %zmm14, %zmm14
+	vpshufd	$78, %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 912(%rax), %zmm15, %zmm13
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm16, %zmm7, %zmm12
+	vpternlogd	$150, %zmm11, %zmm10, %zmm8
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm9, %zmm9
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_192
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_192
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr21_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm9, %zmm9
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_192
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr20_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr2192:
+	vpternlogd	$150, %zmm8, %zmm12, %zmm9
+	vpslldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm8, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr2192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2d_192:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd192
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -14020,172 +19226,184 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	-64(%rcx), %zmm11
 	vpxorq	%zmm9, %zmm4, %zmm4
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vmovdqu64	-128(%rax), %zmm12
 	vpxorq	%zmm9, %zmm5, %zmm5
-	vpshufd	$78, %zmm10, %zmm12
-	vpxorq	%zmm10, %zmm12, %zmm12
+	vmovdqu64	-64(%rax), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
 	vpxorq	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, -128(%rax), %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vbroadcasti32x4	16(%rdi), %zmm9
-	vpclmulqdq	$17, -128(%rax), %zmm10, %zmm10
-	vpclmulqdq	$0, 1488(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
 	vaesenc	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$0, 1488(%rax), %zmm14, %zmm12
 	vpshufd	$78, %zmm11, %zmm14
-	vpxorq	%zmm11, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, -64(%rax), %zmm11, %zmm15
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$17, -64(%rax), %zmm11, %zmm11
-	vpclmulqdq	$0, 1552(%rax), %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm15, %zmm13, %zmm13
+	vpclmulqdq	$0, 1552(%rax), %zmm14, %zmm13
+	vpxorq	%zmm16, %zmm15, %zmm14
 	vbroadcasti32x4	32(%rdi), %zmm9
 	vpxorq	%zmm11, %zmm10, %zmm10
-	vpxorq	%zmm14, %zmm12, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm11
 	vaesenc	%zmm9, %zmm3, %zmm3
 	vmovdqu64	-256(%rcx), %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vmovdqu64	-192(%rcx), %zmm14
+	vmovdqu64	-192(%rcx), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-256(%rax), %zmm15
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-192(%rax), %zmm16
+	vpshufd	$78, %zmm12, %zmm17
 	vbroadcasti32x4	48(%rdi), %zmm9
-	vpclmulqdq	$0, -256(%rax), %zmm12, %zmm16
-	vpclmulqdq	$17, -256(%rax), %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, 1360(%rax), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
+	vpclmulqdq	$0, 1360(%rax), %zmm17, %zmm15
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpshufd	$78, %zmm14, %zmm17
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, -192(%rax), %zmm14, %zmm18
-	vpclmulqdq	$17, -192(%rax), %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm16
 	vbroadcasti32x4	64(%rdi), %zmm9
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vaesenc	%zmm9, %zmm4, %zmm4
 	vmovdqu64	-384(%rcx), %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vmovdqu64	-320(%rcx), %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	-320(%rcx), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpshufd	$78, %zmm12, %zmm15
+	vmovdqu64	-384(%rax), %zmm15
+	vmovdqu64	-320(%rax), %zmm16
 	vbroadcasti32x4	80(%rdi), %zmm9
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vpclmulqdq	$0, -384(%rax), %zmm12, %zmm16
+	vpshufd	$78, %zmm12, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$17, -384(%rax), %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, 1232(%rax), %zmm15, %zmm15
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
+	vpclmulqdq	$0, 1232(%rax), %zmm17, %zmm15
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$0, -320(%rax), %zmm14, %zmm18
-	vpclmulqdq	$17, -320(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vbroadcasti32x4	96(%rdi), %zmm9
-	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm16
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vmovdqu64	-512(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	-448(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vmovdqu64	-448(%rcx), %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	112(%rdi), %zmm9
-	vpshufd	$78, %zmm12, %zmm15
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-512(%rax), %zmm15
+	vmovdqu64	-448(%rax), %zmm16
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, -512(%rax), %zmm12, %zmm16
+	vpshufd	$78, %zmm12, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$17, -512(%rax), %zmm12, %zmm12
-	vpclmulqdq	$0, 1104(%rax), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpshufd	$78, %zmm14, %zmm17
+	vpclmulqdq	$0, 1104(%rax), %zmm17, %zmm15
+	vpshufd	$78, %zmm13, %zmm17
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vpclmulqdq	$0, -448(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
 	vbroadcasti32x4	128(%rdi), %zmm9
-	vpclmulqdq	$17, -448(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm16
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vaesenc	%zmm9, %zmm5, %zmm5
 	vmovdqu64	-640(%rcx), %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vmovdqu64	-576(%rcx), %zmm14
+	vmovdqu64	-576(%rcx), %zmm13
 	vbroadcasti32x4	144(%rdi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	-640(%rax), %zmm15
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpshufd	$78, %zmm12, %zmm15
-	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-576(%rax), %zmm16
+	vpshufd	$78, %zmm12, %zmm17
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpclmulqdq	$0, -640(%rax), %zmm12, %zmm16
-	vpclmulqdq	$17, -640(%rax), %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpclmulqdq	$0, 976(%rax), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm15, %zmm12, %zmm18
+	vpclmulqdq	$17, %zmm15, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm17
-	vpxorq	%zmm14, %zmm17, %zmm17
+	vpclmulqdq	$0, 976(%rax), %zmm17, %zmm15
+	vpshufd	$78, %zmm13, %zmm17
 	vbroadcasti32x4	160(%rdi), %zmm9
-	vpclmulqdq	$0, -576(%rax), %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vpclmulqdq	$17, -576(%rax), %zmm14, %zmm14
-	vpclmulqdq	$0, 1040(%rax), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, 1040(%rax), %zmm17, %zmm16
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpternlogd	$150, %zmm14, %zmm12, %zmm10
-	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
+	vpternlogd	$150, %zmm16, %zmm15, %zmm11
 	vaesenc	%zmm9, %zmm6, %zmm6
 	vmovdqu64	-768(%rcx), %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vbroadcasti32x4	176(%rdi), %zmm9
 	vpxorq	%zmm0, %zmm12, %zmm12
+	vmovdqu64	-704(%rcx), %zmm13
 	vaesenc	%zmm9, %zmm3, %zmm3
-	vmovdqu64	-704(%rcx), %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm4, %zmm4
-	vpshufd	$78, %zmm12, %zmm0
+	vmovdqu64	-768(%rax), %zmm0
+	vmovdqu64	-704(%rax), %zmm15
 	vaesenc	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm12, %zmm0, %zmm0
-	vpclmulqdq	$0, -768(%rax), %zmm12, %zmm15
+	vpshufd	$78, %zmm12, %zmm16
+	vpxorq	%zmm12, %zmm16, %zmm16
 	vaesenc	%zmm9, %zmm6, %zmm6
-	vpclmulqdq	$17, -768(%rax), %zmm12, %zmm9
-	vpclmulqdq	$0, 848(%rax), %zmm0, %zmm12
+	vpclmulqdq	$0, %zmm0, %zmm12, %zmm9
+	vpclmulqdq	$17, %zmm0, %zmm12, %zmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpshufd	$78, %zmm14, %zmm16
+	vpclmulqdq	$0, 848(%rax), %zmm16, %zmm16
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vpclmulqdq	$0, -704(%rax), %zmm14, %zmm17
+	vpshufd	$78, %zmm13, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, -704(%rax), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 912(%rax), %zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm15, %zmm13
+	vpclmulqdq	$0, 912(%rax), %zmm17, %zmm15
+	vpternlogd	$150, %zmm18, %zmm9, %zmm14
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpternlogd	$150, %zmm14, %zmm9, %zmm10
-	vpternlogd	$150, %zmm16, %zmm12, %zmm11
-	vpxorq	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm12, %zmm10
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm8, %zmm14, %zmm14
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpxorq	%zmm7, %zmm11, %zmm11
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_192
 	vmovdqu64	(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -14193,13 +19411,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -14207,13 +19425,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -14221,14 +19439,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr43_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -14245,30 +19463,30 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr43_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_192
 	vmovdqu64	%zmm6, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr43_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr40_192:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -14285,32 +19503,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr40_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_192
 	vmovdqu64	%zmm3, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr40_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr41_192:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -14327,32 +19545,32 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr41_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_192
 	vmovdqu64	%zmm4, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr41_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr42_192:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -14369,54 +19587,794 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm2{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm14, %zmm14
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm11, %zmm11
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr42_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_192
 	vmovdqu64	%zmm5, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192:
-	vpternlogd	$150, %zmm10, %zmm13, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr42_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr4192:
+	vpternlogd	$150, %zmm10, %zmm14, %zmm11
 	vpslldq	$8, %zmm11, %zmm0
-	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
 	vpsrldq	$8, %zmm11, %zmm0
 	vpxorq	%zmm0, %zmm10, %zmm10
-	vextracti64x4	$1, %zmm13, %ymm0
-	vpxorq	%ymm0, %ymm13, %ymm13
-	vextracti32x4	$1, %ymm13, %xmm0
-	vpxorq	%xmm0, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
 	vextracti64x4	$1, %zmm10, %ymm0
 	vpxorq	%ymm0, %ymm10, %ymm10
 	vextracti32x4	$1, %ymm10, %xmm0
 	vpxorq	%xmm0, %xmm10, %xmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm0
-	vpshufd	$78, %xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vmovdqa64	%xmm13, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds192:
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm14, %xmm0
+	vpshufd	$78, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vmovdqa64	%xmm14, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr4192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_bigd192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4d_192:
+	cmpq	$512, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8d_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-128(%rcx), %zmm14
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm15
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm16
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-64(%rax), %zmm17
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm18
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm18, %zmm18
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, 1488(%rax), %zmm18, %zmm16
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufd	$78, %zmm15, %zmm18
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm17, %zmm15, %zmm20
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm17, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, 1552(%rax), %zmm18, %zmm17
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm20, %zmm19, %zmm18
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm17, %zmm16, %zmm15
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-256(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm19
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-192(%rax), %zmm20
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufd	$78, %zmm16, %zmm21
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, 1360(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufd	$78, %zmm17, %zmm21
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$0, 1424(%rax), %zmm21, %zmm20
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-384(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-384(%rax), %zmm19
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-320(%rax), %zmm20
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, 1232(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufd	$78, %zmm17, %zmm21
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vpclmulqdq	$0, 1296(%rax), %zmm21, %zmm20
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vmovdqu64	-512(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-448(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vmovdqu64	-512(%rax), %zmm19
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-448(%rax), %zmm20
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$0, 1104(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufd	$78, %zmm17, %zmm21
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$0, 1168(%rax), %zmm21, %zmm20
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vmovdqu64	-640(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vmovdqu64	-576(%rcx), %zmm17
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-640(%rax), %zmm19
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vmovdqu64	-576(%rax), %zmm20
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpshufd	$78, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, 976(%rax), %zmm21, %zmm19
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufd	$78, %zmm17, %zmm21
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm23
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vpclmulqdq	$0, 1040(%rax), %zmm21, %zmm20
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vpternlogd	$150, %zmm23, %zmm22, %zmm18
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpternlogd	$150, %zmm17, %zmm16, %zmm14
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpternlogd	$150, %zmm20, %zmm19, %zmm15
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vmovdqu64	-768(%rcx), %zmm16
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vmovdqu64	-704(%rcx), %zmm17
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vmovdqu64	-768(%rax), %zmm0
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vmovdqu64	-704(%rax), %zmm19
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vpshufd	$78, %zmm16, %zmm20
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm16, %zmm20, %zmm20
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm0, %zmm16, %zmm21
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm0, %zmm16, %zmm13
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$0, 848(%rax), %zmm20, %zmm16
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm17, %zmm20
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm17, %zmm20, %zmm20
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm19, %zmm17, %zmm22
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm19, %zmm17, %zmm17
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 912(%rax), %zmm20, %zmm19
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm22, %zmm21, %zmm18
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm13, %zmm14
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm15
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm11, %zmm15, %zmm15
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr80_192
+	vmovdqu64	(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr81_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr82_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr83_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1808(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr84_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1872(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr85_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1936(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr86_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2000(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr87_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr87_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2064(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr87_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr87_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr87_192
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr87_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr80_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm3, %zmm0
+	vmovdqu8	%zmm0, (%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr80_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm4
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr80_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr80_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr80_192
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr80_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr81_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr81_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr81_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr81_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr81_192
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr81_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr82_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr82_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr82_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr82_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr82_192
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr82_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr83_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr83_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr83_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr83_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr83_192
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr83_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr84_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr84_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1872(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr84_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr84_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr84_192
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr84_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr85_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr85_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 1936(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr85_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr85_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr85_192
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr85_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partdr86_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm2{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr86_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2000(%rax), %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm15, %zmm15
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingdr86_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr86_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr86_192
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholedr86_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducedr8192:
+	vpternlogd	$150, %zmm14, %zmm18, %zmm15
+	vpslldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpsrldq	$8, %zmm15, %zmm0
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm18, %ymm0
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vextracti32x4	$1, %ymm18, %xmm0
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vextracti64x4	$1, %zmm14, %ymm0
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm0
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm18, %xmm0
+	vpshufd	$78, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceddr8192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8d_192:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -14475,137 +20433,143 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm17, %zmm3, %zmm3
 	vmovdqu64	-128(%rcx), %zmm18
 	vpxorq	%zmm17, %zmm4, %zmm4
-	vpxorq	%zmm17, %zmm5, %zmm5
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm17, %zmm5, %zmm5
 	vpxorq	%zmm17, %zmm6, %zmm6
 	vmovdqu64	-64(%rcx), %zmm19
 	vpxorq	%zmm17, %zmm7, %zmm7
-	vpxorq	%zmm17, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm17, %zmm8, %zmm8
 	vpxorq	%zmm17, %zmm9, %zmm9
+	vmovdqu64	-128(%rax), %zmm20
 	vpxorq	%zmm17, %zmm10, %zmm10
-	vpshufd	$78, %zmm18, %zmm20
+	vmovdqu64	-64(%rax), %zmm21
 	vpxorq	%zmm17, %zmm11, %zmm11
-	vpxorq	%zmm18, %zmm20, %zmm20
 	vpxorq	%zmm17, %zmm12, %zmm12
+	vpshufd	$78, %zmm18, %zmm22
 	vpxorq	%zmm17, %zmm13, %zmm13
-	vpclmulqdq	$0, -128(%rax), %zmm18, %zmm21
+	vpxorq	%zmm18, %zmm22, %zmm22
 	vpxorq	%zmm17, %zmm14, %zmm14
 	vbroadcasti32x4	16(%rdi), %zmm17
-	vpclmulqdq	$17, -128(%rax), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm23
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpclmulqdq	$0, 1488(%rax), %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm18
 	vaesenc	%zmm17, %zmm4, %zmm4
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpshufd	$78, %zmm19, %zmm22
+	vpclmulqdq	$0, 1488(%rax), %zmm22, %zmm20
 	vaesenc	%zmm17, %zmm6, %zmm6
+	vpshufd	$78, %zmm19, %zmm22
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpxorq	%zmm19, %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpclmulqdq	$0, -64(%rax), %zmm19, %zmm23
+	vpxorq	%zmm19, %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm24
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm19, %zmm19
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpclmulqdq	$0, 1552(%rax), %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm19
 	vaesenc	%zmm17, %zmm12, %zmm12
+	vpclmulqdq	$0, 1552(%rax), %zmm22, %zmm21
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm23, %zmm22
 	vaesenc	%zmm17, %zmm14, %zmm14
 	vbroadcasti32x4	32(%rdi), %zmm17
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpxorq	%zmm22, %zmm20, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm19
 	vaesenc	%zmm17, %zmm4, %zmm4
 	vaesenc	%zmm17, %zmm5, %zmm5
 	vmovdqu64	-256(%rcx), %zmm20
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vaesenc	%zmm17, %zmm7, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm17, %zmm7, %zmm7
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vmovdqu64	-192(%rcx), %zmm22
+	vmovdqu64	-192(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm11, %zmm11
+	vmovdqu64	-256(%rax), %zmm23
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpshufd	$78, %zmm20, %zmm23
+	vmovdqu64	-192(%rax), %zmm24
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vaesenc	%zmm17, %zmm14, %zmm14
+	vpshufd	$78, %zmm20, %zmm25
 	vbroadcasti32x4	48(%rdi), %zmm17
-	vpclmulqdq	$0, -256(%rax), %zmm20, %zmm24
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm3, %zmm3
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$17, -256(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpclmulqdq	$0, 1360(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm6, %zmm6
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpshufd	$78, %zmm22, %zmm25
+	vpclmulqdq	$0, 1360(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpxorq	%zmm22, %zmm25, %zmm25
+	vpshufd	$78, %zmm21, %zmm25
 	vaesenc	%zmm17, %zmm9, %zmm9
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpclmulqdq	$0, -192(%rax), %zmm22, %zmm26
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpclmulqdq	$17, -192(%rax), %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpclmulqdq	$0, 1424(%rax), %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm14, %zmm14
+	vpclmulqdq	$0, 1424(%rax), %zmm25, %zmm24
 	vbroadcasti32x4	64(%rdi), %zmm17
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm3, %zmm3
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm6, %zmm6
 	vaesenc	%zmm17, %zmm7, %zmm7
 	vmovdqu64	-384(%rcx), %zmm20
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vaesenc	%zmm17, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm17, %zmm9, %zmm9
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vmovdqu64	-320(%rcx), %zmm22
+	vmovdqu64	-320(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpshufd	$78, %zmm20, %zmm23
+	vmovdqu64	-384(%rax), %zmm23
 	vaesenc	%zmm17, %zmm14, %zmm14
+	vmovdqu64	-320(%rax), %zmm24
 	vbroadcasti32x4	80(%rdi), %zmm17
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$0, -384(%rax), %zmm20, %zmm24
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vpclmulqdq	$17, -384(%rax), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpclmulqdq	$0, 1232(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm8, %zmm8
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpshufd	$78, %zmm22, %zmm25
+	vpclmulqdq	$0, 1232(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm10, %zmm10
-	vpxorq	%zmm22, %zmm25, %zmm25
+	vpshufd	$78, %zmm21, %zmm25
 	vaesenc	%zmm17, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpclmulqdq	$0, -320(%rax), %zmm22, %zmm26
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpclmulqdq	$17, -320(%rax), %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vbroadcasti32x4	96(%rdi), %zmm17
-	vpclmulqdq	$0, 1296(%rax), %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vpclmulqdq	$0, 1296(%rax), %zmm25, %zmm24
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm5, %zmm5
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm8, %zmm8
 	vaesenc	%zmm17, %zmm9, %zmm9
 	vmovdqu64	-512(%rcx), %zmm20
@@ -14613,44 +20577,46 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm11, %zmm11
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vmovdqu64	-448(%rcx), %zmm22
+	vmovdqu64	-448(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vbroadcasti32x4	112(%rdi), %zmm17
-	vpshufd	$78, %zmm20, %zmm23
+	vmovdqu64	-512(%rax), %zmm23
 	vaesenc	%zmm17, %zmm3, %zmm3
+	vmovdqu64	-448(%rax), %zmm24
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vaesenc	%zmm17, %zmm5, %zmm5
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpclmulqdq	$0, -512(%rax), %zmm20, %zmm24
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpclmulqdq	$17, -512(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm8, %zmm8
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpclmulqdq	$0, 1104(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm10, %zmm10
+	vpclmulqdq	$0, 1104(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpshufd	$78, %zmm22, %zmm25
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpxorq	%zmm22, %zmm25, %zmm25
+	vpshufd	$78, %zmm21, %zmm25
 	vaesenc	%zmm17, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpclmulqdq	$0, -448(%rax), %zmm22, %zmm26
 	vbroadcasti32x4	128(%rdi), %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpclmulqdq	$17, -448(%rax), %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$0, 1168(%rax), %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm5, %zmm5
+	vpclmulqdq	$0, 1168(%rax), %zmm25, %zmm24
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm7, %zmm7
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm8, %zmm8
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm10, %zmm10
 	vaesenc	%zmm17, %zmm11, %zmm11
 	vmovdqu64	-640(%rcx), %zmm20
@@ -14658,44 +20624,46 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm13, %zmm13
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vmovdqu64	-576(%rcx), %zmm22
+	vmovdqu64	-576(%rcx), %zmm21
 	vbroadcasti32x4	144(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpshufd	$78, %zmm20, %zmm23
+	vmovdqu64	-640(%rax), %zmm23
 	vaesenc	%zmm17, %zmm5, %zmm5
+	vmovdqu64	-576(%rax), %zmm24
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpshufd	$78, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm7, %zmm7
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpclmulqdq	$0, -640(%rax), %zmm20, %zmm24
+	vpxorq	%zmm20, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpclmulqdq	$17, -640(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm26
 	vaesenc	%zmm17, %zmm10, %zmm10
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpclmulqdq	$0, 976(%rax), %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm12, %zmm12
-	vpshufd	$78, %zmm22, %zmm25
+	vpclmulqdq	$0, 976(%rax), %zmm25, %zmm23
 	vaesenc	%zmm17, %zmm13, %zmm13
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpxorq	%zmm22, %zmm25, %zmm25
+	vpshufd	$78, %zmm21, %zmm25
 	vbroadcasti32x4	160(%rdi), %zmm17
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm3, %zmm3
-	vpclmulqdq	$0, -576(%rax), %zmm22, %zmm26
 	vaesenc	%zmm17, %zmm4, %zmm4
-	vpclmulqdq	$17, -576(%rax), %zmm22, %zmm22
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm17, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpclmulqdq	$0, 1040(%rax), %zmm25, %zmm25
 	vaesenc	%zmm17, %zmm7, %zmm7
+	vpclmulqdq	$0, 1040(%rax), %zmm25, %zmm24
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpternlogd	$150, %zmm26, %zmm24, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm10, %zmm10
+	vpternlogd	$150, %zmm21, %zmm20, %zmm18
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm23, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm19
 	vaesenc	%zmm17, %zmm12, %zmm12
 	vaesenc	%zmm17, %zmm13, %zmm13
 	vmovdqu64	-768(%rcx), %zmm20
@@ -14705,45 +20673,47 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm17, %zmm3, %zmm3
 	vpxorq	%zmm0, %zmm20, %zmm20
 	vaesenc	%zmm17, %zmm4, %zmm4
+	vmovdqu64	-704(%rcx), %zmm21
 	vaesenc	%zmm17, %zmm5, %zmm5
-	vmovdqu64	-704(%rcx), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm17, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vaesenc	%zmm17, %zmm7, %zmm7
+	vmovdqu64	-768(%rax), %zmm0
 	vaesenc	%zmm17, %zmm8, %zmm8
-	vpshufd	$78, %zmm20, %zmm0
+	vmovdqu64	-704(%rax), %zmm23
 	vaesenc	%zmm17, %zmm9, %zmm9
-	vpxorq	%zmm20, %zmm0, %zmm0
 	vaesenc	%zmm17, %zmm10, %zmm10
+	vpshufd	$78, %zmm20, %zmm24
 	vaesenc	%zmm17, %zmm11, %zmm11
-	vpclmulqdq	$0, -768(%rax), %zmm20, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm17, %zmm12, %zmm12
 	vaesenc	%zmm17, %zmm13, %zmm13
-	vpclmulqdq	$17, -768(%rax), %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm0, %zmm20, %zmm25
 	vaesenc	%zmm17, %zmm14, %zmm14
-	vpclmulqdq	$0, 848(%rax), %zmm0, %zmm17
+	vpclmulqdq	$17, %zmm0, %zmm20, %zmm17
 	vbroadcasti32x4	192(%rdi), %zmm0
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm22, %zmm24
+	vpclmulqdq	$0, 848(%rax), %zmm24, %zmm20
 	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm21, %zmm24
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm22, %zmm24, %zmm24
 	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$0, -704(%rax), %zmm22, %zmm25
+	vpxorq	%zmm21, %zmm24, %zmm24
 	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
 	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$17, -704(%rax), %zmm22, %zmm22
 	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
 	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$0, 912(%rax), %zmm24, %zmm24
+	vpclmulqdq	$0, 912(%rax), %zmm24, %zmm23
 	vaesenclast	%zmm0, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm23, %zmm21
 	vaesenclast	%zmm0, %zmm12, %zmm12
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
 	vaesenclast	%zmm0, %zmm13, %zmm13
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
+	vpternlogd	$150, %zmm21, %zmm17, %zmm18
 	vaesenclast	%zmm0, %zmm14, %zmm14
-	vpternlogd	$150, %zmm24, %zmm17, %zmm19
-	vpxorq	%zmm16, %zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm20, %zmm19
+	vpxorq	%zmm16, %zmm22, %zmm22
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpxorq	%zmm15, %zmm19, %zmm19
 	cmpq	$64, %rdx
@@ -14755,7 +20725,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm3, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$0, (%rax), %zmm3, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
@@ -14769,7 +20739,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm4, %zmm0
 	vpxorq	%zmm4, %zmm0, %zmm0
 	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
@@ -14783,7 +20753,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm5, %zmm0
 	vpxorq	%zmm5, %zmm0, %zmm0
 	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
@@ -14797,7 +20767,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm6, %zmm0
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1808(%rax), %zmm0, %zmm0
@@ -14811,7 +20781,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm7, %zmm0
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1872(%rax), %zmm0, %zmm0
@@ -14825,7 +20795,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm8, %zmm0
 	vpxorq	%zmm8, %zmm0, %zmm0
 	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1936(%rax), %zmm0, %zmm0
@@ -14839,7 +20809,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm9, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm0
 	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2000(%rax), %zmm0, %zmm0
@@ -14853,7 +20823,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm10, %zmm0
 	vpxorq	%zmm10, %zmm0, %zmm0
 	vpclmulqdq	$0, 448(%rax), %zmm10, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 448(%rax), %zmm10, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2064(%rax), %zmm0, %zmm0
@@ -14867,7 +20837,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm11, %zmm0
 	vpxorq	%zmm11, %zmm0, %zmm0
 	vpclmulqdq	$0, 512(%rax), %zmm11, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 512(%rax), %zmm11, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2128(%rax), %zmm0, %zmm0
@@ -14881,7 +20851,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm12, %zmm0
 	vpxorq	%zmm12, %zmm0, %zmm0
 	vpclmulqdq	$0, 576(%rax), %zmm12, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 576(%rax), %zmm12, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2192(%rax), %zmm0, %zmm0
@@ -14895,7 +20865,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm13, %zmm0
 	vpxorq	%zmm13, %zmm0, %zmm0
 	vpclmulqdq	$0, 640(%rax), %zmm13, %zmm2
-	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm22, %zmm22
 	vpclmulqdq	$17, 640(%rax), %zmm13, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2256(%rax), %zmm0, %zmm0
@@ -14924,7 +20894,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 704(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 704(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2320(%rax), %zmm3, %zmm2
@@ -14964,7 +20934,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm4, %zmm4
 	vpclmulqdq	$0, (%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm21, %zmm21
+	vpxorq	%zmm5, %zmm22, %zmm22
 	vpclmulqdq	$17, (%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm2
@@ -15006,7 +20976,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 64(%rax), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm21, %zmm21
+	vpxorq	%zmm5, %zmm22, %zmm22
 	vpclmulqdq	$17, 64(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm2
@@ -15048,7 +21018,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 128(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 128(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm2
@@ -15090,7 +21060,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 192(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm2
@@ -15132,7 +21102,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 256(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 256(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1872(%rax), %zmm3, %zmm2
@@ -15174,7 +21144,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 320(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 320(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 1936(%rax), %zmm3, %zmm2
@@ -15216,7 +21186,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 384(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 384(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2000(%rax), %zmm3, %zmm2
@@ -15258,7 +21228,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 448(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 448(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2064(%rax), %zmm3, %zmm2
@@ -15300,7 +21270,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 512(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 512(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2128(%rax), %zmm3, %zmm2
@@ -15342,7 +21312,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 576(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 576(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2192(%rax), %zmm3, %zmm2
@@ -15384,7 +21354,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufd	$78, %zmm2, %zmm3
 	vpxorq	%zmm2, %zmm3, %zmm3
 	vpclmulqdq	$0, 640(%rax), %zmm2, %zmm4
-	vpxorq	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm4, %zmm22, %zmm22
 	vpclmulqdq	$17, 640(%rax), %zmm2, %zmm2
 	vpxorq	%zmm2, %zmm18, %zmm18
 	vpclmulqdq	$0, 2256(%rax), %zmm3, %zmm2
@@ -15403,27 +21373,27 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed10_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192:
-	vpternlogd	$150, %zmm18, %zmm21, %zmm19
+	vpternlogd	$150, %zmm18, %zmm22, %zmm19
 	vpslldq	$8, %zmm19, %zmm0
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vpsrldq	$8, %zmm19, %zmm0
 	vpxorq	%zmm0, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm0
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vextracti32x4	$1, %ymm21, %xmm0
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vextracti64x4	$1, %zmm22, %ymm0
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti32x4	$1, %ymm22, %xmm0
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vextracti64x4	$1, %zmm18, %ymm0
 	vpxorq	%ymm0, %ymm18, %ymm18
 	vextracti32x4	$1, %ymm18, %xmm0
 	vpxorq	%xmm0, %xmm18, %xmm18
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
-	vpshufd	$78, %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
-	vpshufd	$78, %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vpxorq	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpshufd	$78, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpshufd	$78, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm22, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd192:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end192
@@ -15452,135 +21422,479 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vmovdqu64	-64(%rcx), %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpshufd	$78, %zmm5, %zmm7
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, -128(%rax), %zmm5, %zmm8
-	vpclmulqdq	$17, -128(%rax), %zmm5, %zmm5
-	vpclmulqdq	$0, 1488(%rax), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm7
+	vmovdqu64	-64(%rax), %zmm8
+	vpshufd	$78, %zmm5, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm7, %zmm5, %zmm10
+	vpclmulqdq	$17, %zmm7, %zmm5, %zmm5
+	vpclmulqdq	$0, 1488(%rax), %zmm9, %zmm7
 	vpshufd	$78, %zmm6, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$0, -64(%rax), %zmm6, %zmm10
-	vpclmulqdq	$17, -64(%rax), %zmm6, %zmm6
-	vpclmulqdq	$0, 1552(%rax), %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1552(%rax), %zmm9, %zmm8
+	vpxorq	%zmm11, %zmm10, %zmm9
 	vpxorq	%zmm6, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm7, %zmm6
+	vpxorq	%zmm8, %zmm7, %zmm6
 	vmovdqu64	-256(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-192(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -256(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -256(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 1360(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -192(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -192(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1424(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm10
+	vmovdqu64	-192(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1360(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1424(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-384(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-320(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -384(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -384(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 1232(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -320(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -320(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1296(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm10
+	vmovdqu64	-320(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1232(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1296(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-512(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-448(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -512(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -512(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -448(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -448(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1168(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-448(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-512(%rax), %zmm10
+	vmovdqu64	-448(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-640(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
-	vmovdqu64	-576(%rcx), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufd	$78, %zmm7, %zmm10
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpclmulqdq	$0, -640(%rax), %zmm7, %zmm11
-	vpclmulqdq	$17, -640(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 976(%rax), %zmm10, %zmm10
-	vpshufd	$78, %zmm9, %zmm12
-	vpxorq	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$0, -576(%rax), %zmm9, %zmm13
-	vpclmulqdq	$17, -576(%rax), %zmm9, %zmm9
-	vpclmulqdq	$0, 1040(%rax), %zmm12, %zmm12
-	vpternlogd	$150, %zmm13, %zmm11, %zmm8
-	vpternlogd	$150, %zmm9, %zmm7, %zmm5
-	vpternlogd	$150, %zmm12, %zmm10, %zmm6
+	vmovdqu64	-576(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-640(%rax), %zmm10
+	vmovdqu64	-576(%rax), %zmm11
+	vpshufd	$78, %zmm7, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm10, %zmm7, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm7, %zmm7
+	vpclmulqdq	$0, 976(%rax), %zmm12, %zmm10
+	vpshufd	$78, %zmm8, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm8, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1040(%rax), %zmm12, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm9
+	vpternlogd	$150, %zmm8, %zmm7, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vmovdqu64	-768(%rcx), %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vmovdqu64	-704(%rcx), %zmm0
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm7, %zmm9
-	vpxorq	%zmm7, %zmm9, %zmm9
-	vpclmulqdq	$0, -768(%rax), %zmm7, %zmm10
-	vpclmulqdq	$17, -768(%rax), %zmm7, %zmm7
-	vpclmulqdq	$0, 848(%rax), %zmm9, %zmm9
+	vmovdqu64	-768(%rax), %zmm8
+	vmovdqu64	-704(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm8, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm8, %zmm7, %zmm7
+	vpclmulqdq	$0, 848(%rax), %zmm11, %zmm8
 	vpshufd	$78, %zmm0, %zmm11
 	vpxorq	%zmm0, %zmm11, %zmm11
-	vpclmulqdq	$0, -704(%rax), %zmm0, %zmm12
-	vpclmulqdq	$17, -704(%rax), %zmm0, %zmm0
-	vpclmulqdq	$0, 912(%rax), %zmm11, %zmm11
-	vpternlogd	$150, %zmm12, %zmm10, %zmm8
+	vpclmulqdq	$0, %zmm10, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm0, %zmm0
+	vpclmulqdq	$0, 912(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm9
 	vpternlogd	$150, %zmm0, %zmm7, %zmm5
-	vpternlogd	$150, %zmm11, %zmm9, %zmm6
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm8, %zmm6
+	vpxorq	%zmm4, %zmm9, %zmm9
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpxorq	%zmm3, %zmm6, %zmm6
-	vpternlogd	$150, %zmm5, %zmm8, %zmm6
+	vpternlogd	$150, %zmm5, %zmm9, %zmm6
 	vpslldq	$8, %zmm6, %zmm0
-	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpsrldq	$8, %zmm6, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm9, %ymm0
+	vpxorq	%ymm0, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm9, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
 	vextracti64x4	$1, %zmm5, %ymm0
 	vpxorq	%ymm0, %ymm5, %ymm5
 	vextracti32x4	$1, %ymm5, %xmm0
 	vpxorq	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm0
-	vpshufd	$78, %xmm8, %xmm8
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vmovdqa64	%xmm8, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end192
 .Laesgen_vaes512_gcm_none_encrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_empty192
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm6
+	vmovdqu8	%zmm6, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm6{%k1}{z}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_192
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm6, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer10_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer1192:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr1192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over1_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_192
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_192
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer21_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_192
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer20_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer2192:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr2192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over2_192:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -15685,7 +21999,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -15700,7 +22014,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -15714,7 +22028,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -15727,9 +22041,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr43_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15746,7 +22060,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -15756,20 +22070,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr43_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_192
 	vmovdqu64	%zmm6, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer43_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr40_192:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15786,7 +22100,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm4, %zmm4{%k1}{z}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -15797,26 +22111,26 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr40_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_192
 	vmovdqu64	%zmm3, 3520(%rdi)
 	vmovdqu64	%zmm4, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer40_192:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr41_192:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15833,7 +22147,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -15843,22 +22157,22 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr41_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_192
 	vmovdqu64	%zmm4, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer41_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr42_192:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -15875,7 +22189,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -15885,20 +22199,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr42_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_192
 	vmovdqu64	%zmm5, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192:
-	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer42_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer4192:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -15920,9 +22234,637 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr4192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over4_192:
+	cmpq	$512, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr80_192
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr81_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr82_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr83_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr84_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr85_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr86_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr87_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr87_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2064(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr87_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer87_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer87_192
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer87_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr80_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr80_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr80_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer80_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer80_192
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer80_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr8192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr81_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr81_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr81_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer81_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer81_192
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer81_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr82_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr82_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr82_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer82_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer82_192
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer82_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr83_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr83_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr83_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer83_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer83_192
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer83_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr84_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr84_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr84_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer84_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer84_192
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer84_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr85_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr85_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr85_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer85_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer85_192
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer85_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partr86_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr86_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingr86_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer86_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer86_192
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholer86_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reducer8192:
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedr8192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_over8_192:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -16877,6 +23819,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -17051,376 +23998,388 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm5
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vbroadcasti32x4	208(%rdi), %zmm7
+	vbroadcasti32x4	224(%rdi), %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	704(%rsi), %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpshufd	$78, %zmm10, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 1680(%rdi), %zmm10, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$17, 1680(%rdi), %zmm10, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm11, %zmm17
+	vmovdqu64	640(%rsi), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm14, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vmovdqu64	704(%rsi), %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm14, %zmm18, %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1744(%rdi), %zmm14, %zmm19
+	vmovdqu64	1680(%rdi), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpclmulqdq	$17, 1744(%rdi), %zmm14, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm14
-	vpclmulqdq	$0, 3360(%rdi), %zmm18, %zmm18
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm5, %zmm5
-	vpxorq	%zmm20, %zmm16, %zmm16
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	%zmm14, %zmm8, %zmm8
-	vmovdqu64	512(%rsi), %zmm18
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm14, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpxorq	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm12, %zmm12
-	vmovdqu64	576(%rsi), %zmm19
-	vpxorq	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpclmulqdq	$0, 1552(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpclmulqdq	$17, 1552(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 3168(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vbroadcasti32x4	32(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$0, 1616(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$17, 1616(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 3232(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpternlogd	$150, %zmm23, %zmm21, %zmm15
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpternlogd	$150, %zmm19, %zmm18, %zmm16
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vmovdqu64	384(%rsi), %zmm18
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	48(%rdi), %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vmovdqu64	448(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$0, 1424(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$17, 1424(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 3040(%rdi), %zmm20, %zmm20
-	vbroadcasti32x4	64(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpclmulqdq	$0, 1488(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpclmulqdq	$17, 1488(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 3104(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpternlogd	$150, %zmm23, %zmm21, %zmm15
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm18, %zmm16
-	vbroadcasti32x4	80(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vmovdqu64	256(%rsi), %zmm18
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vmovdqu64	320(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	96(%rdi), %zmm14
-	vpclmulqdq	$0, 1296(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$17, 1296(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$0, 2912(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$0, 1360(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$17, 1360(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 2976(%rdi), %zmm22, %zmm22
-	vbroadcasti32x4	112(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm23, %zmm21, %zmm15
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpternlogd	$150, %zmm19, %zmm18, %zmm16
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vmovdqu64	128(%rsi), %zmm18
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vmovdqu64	192(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vbroadcasti32x4	128(%rdi), %zmm14
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 1168(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpclmulqdq	$17, 1168(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpclmulqdq	$0, 2784(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	144(%rdi), %zmm14
-	vpclmulqdq	$0, 1232(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$17, 1232(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$0, 2848(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpternlogd	$150, %zmm23, %zmm21, %zmm15
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm18, %zmm16
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpternlogd	$150, %zmm22, %zmm20, %zmm17
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vmovdqu64	(%rsi), %zmm18
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vbroadcasti32x4	160(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vmovdqu64	64(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpclmulqdq	$0, 1040(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$17, 1040(%rdi), %zmm18, %zmm14
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vpclmulqdq	$0, 2656(%rdi), %zmm20, %zmm18
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm19, %zmm20
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm19, %zmm20, %zmm20
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 1104(%rdi), %zmm19, %zmm22
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$17, 1104(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpclmulqdq	$0, 2720(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vpternlogd	$150, %zmm22, %zmm21, %zmm15
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpternlogd	$150, %zmm19, %zmm14, %zmm16
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpternlogd	$150, %zmm20, %zmm18, %zmm17
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm16, %zmm15, %zmm17
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpslldq	$8, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%zmm14, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpsrldq	$8, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm15, %ymm14
-	vbroadcasti32x4	208(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm14, %ymm15, %ymm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm15, %xmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm14, %xmm15, %xmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vextracti64x4	$1, %zmm16, %ymm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpxorq	%ymm14, %ymm16, %ymm16
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vextracti32x4	$1, %ymm16, %xmm14
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vpxorq	%xmm14, %xmm16, %xmm16
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vbroadcasti32x4	224(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm15, %xmm14
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm14, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm15, %xmm14
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpshufd	$78, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpxorq	%xmm14, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm11, %zmm11
-	vaesenclast	%zmm0, %zmm12, %zmm12
-	vpxorq	%xmm16, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm13, %zmm13
-	vmovdqa64	%xmm15, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
-	vpxorq	512(%rsi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 512(%rcx)
-	vpxorq	576(%rsi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 576(%rcx)
-	vpxorq	640(%rsi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 640(%rcx)
-	vpxorq	704(%rsi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 704(%rcx)
+	vmovdqu64	1744(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufd	$78, %zmm21, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpxorq	%zmm21, %zmm26, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm27, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm22, %zmm24, %zmm22
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm25, %zmm24
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vmovdqu64	512(%rsi), %zmm25
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vmovdqu64	576(%rsi), %zmm26
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vmovdqu64	1552(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vmovdqu64	1616(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	384(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vmovdqu64	448(%rsi), %zmm26
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	1488(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vmovdqu64	256(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vmovdqu64	320(%rsi), %zmm26
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	96(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	112(%rdi), %zmm21
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	128(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	192(%rsi), %zmm26
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	1168(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vmovdqu64	1232(%rdi), %zmm21
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpshufd	$78, %zmm25, %zmm28
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpxorq	%zmm25, %zmm28, %zmm28
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm29
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpshufd	$78, %zmm26, %zmm28
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm26, %zmm28, %zmm28
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm21, %zmm26, %zmm30
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm21, %zmm26, %zmm21
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm30, %zmm29, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vmovdqu64	(%rsi), %zmm21
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm22, %zmm23, %zmm24
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm23, %xmm0
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpshufd	$78, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm23, %xmm0
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpshufd	$78, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm22, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vmovdqa64	%xmm23, %xmm0
+	vpxorq	(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
+	vpxorq	512(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 512(%rcx)
+	vpxorq	576(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 576(%rcx)
+	vpxorq	640(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 640(%rcx)
+	vpxorq	704(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 704(%rcx)
 	addq	$768, %rsi
 	addq	$768, %rcx
 	subq	$768, %rdx
@@ -17429,8 +24388,347 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty256
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	208(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	224(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_256
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm6, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1256
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1256:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	208(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	224(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_256
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_256
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_256
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2256
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2256:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_256:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big256
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -17545,7 +24843,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -17560,7 +24858,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -17574,7 +24872,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -17587,9 +24885,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr43_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -17605,7 +24903,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -17615,20 +24913,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_256
 	vmovdqu64	%zmm6, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_256:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -17644,7 +24942,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -17655,26 +24953,26 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_256
 	vmovdqu64	%zmm3, 3520(%rdi)
 	vmovdqu64	%zmm4, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_256:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_256:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4256
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_256:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -17690,7 +24988,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -17700,22 +24998,22 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_256
 	vmovdqu64	%zmm4, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_256:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -17731,7 +25029,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -17741,20 +25039,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_256
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_256
 	vmovdqu64	%zmm5, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4256:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -17776,9 +25074,647 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_big256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_256:
+	cmpq	$512, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over8_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr80_256
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpshufd	$78, %zmm13, %zmm0
+	vpxorq	%zmm13, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr81_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr82_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr83_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr84_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr85_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr86_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr87_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr87_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2064(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr87_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer87_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer87_256
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer87_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr80_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr80_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr80_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer80_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer80_256
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer80_256:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr8256
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr81_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr81_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr81_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer81_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer81_256
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer81_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr82_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr82_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr82_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer82_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer82_256
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer82_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr83_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr83_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr83_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer83_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer83_256
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer83_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr84_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr84_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr84_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer84_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer84_256
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer84_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr85_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr85_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr85_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer85_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer85_256
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer85_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr86_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr86_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr86_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer86_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer86_256
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer86_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8256:
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr8256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over8_256:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -18740,324 +26676,336 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm5
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vbroadcasti32x4	160(%rdi), %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	704(%rsi), %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufd	$78, %zmm8, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpxorq	%zmm8, %zmm9, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 1680(%rdi), %zmm8, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$17, 1680(%rdi), %zmm8, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$0, 3296(%rdi), %zmm9, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm11, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpxorq	%zmm11, %zmm12, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	640(%rsi), %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpclmulqdq	$0, 1744(%rdi), %zmm11, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 1744(%rdi), %zmm11, %zmm17
+	vmovdqu64	704(%rsi), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpclmulqdq	$0, 3360(%rdi), %zmm12, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	1680(%rdi), %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpxorq	%zmm16, %zmm13, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm17, %zmm14, %zmm17
+	vmovdqu64	1744(%rdi), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpxorq	%zmm18, %zmm15, %zmm15
+	vpshufd	$78, %zmm15, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm14
-	vmovdqu64	512(%rsi), %zmm18
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vmovdqu64	576(%rsi), %zmm19
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm18, %zmm20
-	vpxorq	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 1552(%rdi), %zmm18, %zmm21
-	vpxorq	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$17, 1552(%rdi), %zmm18, %zmm18
-	vpxorq	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$0, 3168(%rdi), %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm13, %zmm13
-	vpshufd	$78, %zmm19, %zmm22
-	vbroadcasti32x4	16(%rdi), %zmm14
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$0, 1616(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$17, 1616(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 3232(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpternlogd	$150, %zmm23, %zmm21, %zmm16
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm18, %zmm17
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpternlogd	$150, %zmm22, %zmm20, %zmm15
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vmovdqu64	384(%rsi), %zmm18
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vmovdqu64	448(%rsi), %zmm19
-	vbroadcasti32x4	32(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpclmulqdq	$0, 1424(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpclmulqdq	$17, 1424(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpclmulqdq	$0, 3040(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$0, 1488(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	48(%rdi), %zmm14
-	vpclmulqdq	$17, 1488(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$0, 3104(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpternlogd	$150, %zmm23, %zmm21, %zmm16
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpternlogd	$150, %zmm19, %zmm18, %zmm17
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpternlogd	$150, %zmm22, %zmm20, %zmm15
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vmovdqu64	256(%rsi), %zmm18
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vmovdqu64	320(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpshufd	$78, %zmm18, %zmm20
-	vbroadcasti32x4	64(%rdi), %zmm14
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$0, 1296(%rdi), %zmm18, %zmm21
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$17, 1296(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 2912(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 1360(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpclmulqdq	$17, 1360(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$0, 2976(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpternlogd	$150, %zmm23, %zmm21, %zmm16
-	vbroadcasti32x4	80(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm18, %zmm17
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpternlogd	$150, %zmm22, %zmm20, %zmm15
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vmovdqu64	128(%rsi), %zmm18
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vmovdqu64	192(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufd	$78, %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpxorq	%zmm18, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 1168(%rdi), %zmm18, %zmm21
-	vbroadcasti32x4	96(%rdi), %zmm14
-	vpclmulqdq	$17, 1168(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$0, 2784(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpclmulqdq	$0, 1232(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpclmulqdq	$17, 1232(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 2848(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpternlogd	$150, %zmm23, %zmm21, %zmm16
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpternlogd	$150, %zmm19, %zmm18, %zmm17
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpternlogd	$150, %zmm22, %zmm20, %zmm15
-	vbroadcasti32x4	112(%rdi), %zmm14
-	vmovdqu64	(%rsi), %zmm18
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vmovdqu64	64(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpshufd	$78, %zmm18, %zmm0
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm18, %zmm0, %zmm0
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpclmulqdq	$0, 1040(%rdi), %zmm18, %zmm20
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$17, 1040(%rdi), %zmm18, %zmm18
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 2656(%rdi), %zmm0, %zmm14
-	vbroadcasti32x4	128(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm19, %zmm21
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm19, %zmm21, %zmm21
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 1104(%rdi), %zmm19, %zmm22
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 1104(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 2720(%rdi), %zmm21, %zmm21
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpternlogd	$150, %zmm22, %zmm20, %zmm16
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpternlogd	$150, %zmm19, %zmm18, %zmm17
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vpternlogd	$150, %zmm21, %zmm14, %zmm15
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vpternlogd	$150, %zmm17, %zmm16, %zmm15
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpslldq	$8, %zmm15, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpsrldq	$8, %zmm15, %zmm14
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti64x4	$1, %zmm16, %ymm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%ymm14, %ymm16, %ymm16
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm16, %xmm14
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%xmm14, %xmm16, %xmm16
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm17, %ymm14
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vpxorq	%ymm14, %ymm17, %ymm17
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti32x4	$1, %ymm17, %xmm14
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm14, %xmm17, %xmm17
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm16, %xmm14
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm16, %xmm16
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpxorq	%xmm14, %xmm16, %xmm16
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm16, %xmm14
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm16, %xmm16
-	vaesenclast	%zmm0, %zmm10, %zmm10
-	vaesenclast	%zmm0, %zmm11, %zmm11
-	vpxorq	%xmm14, %xmm16, %xmm16
-	vaesenclast	%zmm0, %zmm12, %zmm12
-	vpxorq	%xmm17, %xmm16, %xmm16
-	vaesenclast	%zmm0, %zmm13, %zmm13
-	vmovdqa64	%xmm16, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
-	vpxorq	512(%rsi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 512(%rcx)
-	vpxorq	576(%rsi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 576(%rcx)
-	vpxorq	640(%rsi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 640(%rcx)
-	vpxorq	704(%rsi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 704(%rcx)
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufd	$78, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm18, %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm24, %zmm20, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm25, %zmm21, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	512(%rsi), %zmm23
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vmovdqu64	576(%rsi), %zmm26
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vmovdqu64	1552(%rdi), %zmm27
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vmovdqu64	1616(%rdi), %zmm28
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpshufd	$78, %zmm23, %zmm29
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpshufd	$78, %zmm26, %zmm29
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	384(%rsi), %zmm23
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	448(%rsi), %zmm26
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vmovdqu64	1488(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpshufd	$78, %zmm23, %zmm29
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm23, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	256(%rsi), %zmm23
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vmovdqu64	320(%rsi), %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufd	$78, %zmm23, %zmm21
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm23, %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpshufd	$78, %zmm26, %zmm27
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm26, %zmm27, %zmm27
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm30
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vmovdqu64	128(%rsi), %zmm21
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vmovdqu64	192(%rsi), %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	1168(%rdi), %zmm26
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	1232(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vmovdqu64	(%rsi), %zmm21
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vmovdqu64	1040(%rdi), %zmm23
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm24, %zmm24
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm25, %zmm25
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm24, %ymm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm24, %ymm24
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm24, %xmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vextracti64x4	$1, %zmm25, %ymm0
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vpxorq	%ymm0, %ymm25, %ymm25
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vextracti32x4	$1, %ymm25, %xmm0
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vpshufd	$78, %xmm24, %xmm24
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vpshufd	$78, %xmm24, %xmm24
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vmovdqa64	%xmm24, %xmm0
+	vpxorq	(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
+	vpxorq	512(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 512(%rcx)
+	vpxorq	576(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 576(%rcx)
+	vpxorq	640(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 640(%rcx)
+	vpxorq	704(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 704(%rcx)
 	addq	$768, %rsi
 	addq	$768, %rcx
 	subq	$768, %rdx
@@ -19066,8 +27014,327 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty128
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_128
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm6, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1128
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1128:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_128
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_128
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_128
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2128
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2128:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_128:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big128
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -19162,7 +27429,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -19177,7 +27444,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -19191,7 +27458,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -19204,9 +27471,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr43_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -19222,7 +27489,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -19232,20 +27499,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_128
 	vmovdqu64	%zmm6, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_128:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -19261,7 +27528,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -19272,26 +27539,26 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_128
 	vmovdqu64	%zmm3, 3520(%rdi)
 	vmovdqu64	%zmm4, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_128:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_128:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4128
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_128:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -19307,7 +27574,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -19317,22 +27584,22 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_128
 	vmovdqu64	%zmm4, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_128:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -19348,7 +27615,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -19358,20 +27625,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_128
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_128
 	vmovdqu64	%zmm5, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4128:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -19393,9 +27660,611 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_big128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_128:
+	cmpq	$512, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over8_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr80_128
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpshufd	$78, %zmm13, %zmm0
+	vpxorq	%zmm13, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr81_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr82_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr83_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr84_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr85_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr86_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr87_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr87_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2064(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr87_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer87_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer87_128
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer87_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr80_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr80_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr80_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer80_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer80_128
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer80_128:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr8128
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr81_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr81_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr81_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer81_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer81_128
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer81_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr82_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr82_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr82_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer82_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer82_128
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer82_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr83_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr83_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr83_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer83_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer83_128
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer83_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr84_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr84_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr84_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer84_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer84_128
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer84_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr85_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr85_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr85_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer85_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer85_128
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer85_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr86_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr86_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr86_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer86_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer86_128
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer86_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8128:
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr8128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over8_128:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -20305,350 +29174,362 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vbroadcasti32x4	112(%rdi), %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm5
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vbroadcasti32x4	192(%rdi), %zmm8
 .Laesgen_vaes512_gcm_none_decrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vmovdqu64	704(%rsi), %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm9, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
-	vpclmulqdq	$0, 1680(%rdi), %zmm9, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
-	vpclmulqdq	$17, 1680(%rdi), %zmm9, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpclmulqdq	$0, 3296(%rdi), %zmm10, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm13, %zmm17
+	vmovdqu64	640(%rsi), %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm13, %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpclmulqdq	$0, 1744(%rdi), %zmm13, %zmm18
+	vmovdqu64	704(%rsi), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpclmulqdq	$17, 1744(%rdi), %zmm13, %zmm19
+	vmovdqu64	1680(%rdi), %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3360(%rdi), %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm14, %zmm18
-	vbroadcasti32x4	(%rdi), %zmm14
-	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm16, %zmm16
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm5, %zmm5
-	vmovdqu64	512(%rsi), %zmm17
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpxorq	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm8, %zmm8
-	vmovdqu64	576(%rsi), %zmm19
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpxorq	%zmm14, %zmm10, %zmm10
-	vpxorq	%zmm14, %zmm11, %zmm11
-	vpshufd	$78, %zmm17, %zmm20
-	vpxorq	%zmm14, %zmm12, %zmm12
-	vpxorq	%zmm17, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	16(%rdi), %zmm14
-	vpclmulqdq	$0, 1552(%rdi), %zmm17, %zmm21
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$17, 1552(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$0, 3168(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 1616(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$17, 1616(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$0, 3232(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpternlogd	$150, %zmm23, %zmm21, %zmm18
-	vbroadcasti32x4	32(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm15
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpternlogd	$150, %zmm22, %zmm20, %zmm16
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vmovdqu64	384(%rsi), %zmm17
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vmovdqu64	448(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpshufd	$78, %zmm17, %zmm20
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpxorq	%zmm17, %zmm20, %zmm20
-	vbroadcasti32x4	48(%rdi), %zmm14
-	vpclmulqdq	$0, 1424(%rdi), %zmm17, %zmm21
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$17, 1424(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$0, 3040(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpclmulqdq	$0, 1488(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpclmulqdq	$17, 1488(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$0, 3104(%rdi), %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	64(%rdi), %zmm14
-	vpternlogd	$150, %zmm23, %zmm21, %zmm18
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm17, %zmm15
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpternlogd	$150, %zmm22, %zmm20, %zmm16
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vmovdqu64	256(%rsi), %zmm17
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vmovdqu64	320(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpshufd	$78, %zmm17, %zmm20
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpxorq	%zmm17, %zmm20, %zmm20
-	vbroadcasti32x4	80(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$0, 1296(%rdi), %zmm17, %zmm21
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpclmulqdq	$17, 1296(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 2912(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$0, 1360(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpclmulqdq	$17, 1360(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 2976(%rdi), %zmm22, %zmm22
-	vbroadcasti32x4	96(%rdi), %zmm14
-	vpternlogd	$150, %zmm23, %zmm21, %zmm18
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm17, %zmm15
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpternlogd	$150, %zmm22, %zmm20, %zmm16
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vmovdqu64	128(%rsi), %zmm17
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vmovdqu64	192(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpshufd	$78, %zmm17, %zmm20
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	112(%rdi), %zmm14
-	vpxorq	%zmm17, %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpclmulqdq	$0, 1168(%rdi), %zmm17, %zmm21
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vpclmulqdq	$17, 1168(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpclmulqdq	$0, 2784(%rdi), %zmm20, %zmm20
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vpshufd	$78, %zmm19, %zmm22
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpxorq	%zmm19, %zmm22, %zmm22
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vpclmulqdq	$0, 1232(%rdi), %zmm19, %zmm23
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vpclmulqdq	$17, 1232(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpclmulqdq	$0, 2848(%rdi), %zmm22, %zmm22
-	vbroadcasti32x4	128(%rdi), %zmm14
-	vaesenc	%zmm14, %zmm2, %zmm2
-	vpternlogd	$150, %zmm23, %zmm21, %zmm18
-	vaesenc	%zmm14, %zmm3, %zmm3
-	vpternlogd	$150, %zmm19, %zmm17, %zmm15
-	vaesenc	%zmm14, %zmm4, %zmm4
-	vaesenc	%zmm14, %zmm5, %zmm5
-	vpternlogd	$150, %zmm22, %zmm20, %zmm16
-	vaesenc	%zmm14, %zmm6, %zmm6
-	vmovdqu64	(%rsi), %zmm17
-	vaesenc	%zmm14, %zmm7, %zmm7
-	vaesenc	%zmm14, %zmm8, %zmm8
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm17, %zmm17
-	vaesenc	%zmm14, %zmm10, %zmm10
-	vaesenc	%zmm14, %zmm11, %zmm11
-	vmovdqu64	64(%rsi), %zmm19
-	vaesenc	%zmm14, %zmm12, %zmm12
-	vaesenc	%zmm14, %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vbroadcasti32x4	144(%rdi), %zmm0
-	vpshufd	$78, %zmm17, %zmm14
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 1040(%rdi), %zmm17, %zmm20
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$17, 1040(%rdi), %zmm17, %zmm17
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 2656(%rdi), %zmm14, %zmm14
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %zmm19, %zmm21
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpxorq	%zmm19, %zmm21, %zmm21
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vpclmulqdq	$0, 1104(%rdi), %zmm19, %zmm22
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$17, 1104(%rdi), %zmm19, %zmm19
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 2720(%rdi), %zmm21, %zmm21
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpternlogd	$150, %zmm22, %zmm20, %zmm18
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpternlogd	$150, %zmm19, %zmm17, %zmm15
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vpternlogd	$150, %zmm21, %zmm14, %zmm16
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpternlogd	$150, %zmm15, %zmm18, %zmm16
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vpslldq	$8, %zmm16, %zmm14
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vpxorq	%zmm14, %zmm18, %zmm18
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vpsrldq	$8, %zmm16, %zmm14
-	vbroadcasti32x4	176(%rdi), %zmm0
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm14, %zmm15, %zmm15
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm18, %ymm14
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm14, %ymm18, %ymm18
-	vaesenc	%zmm0, %zmm6, %zmm6
-	vextracti32x4	$1, %ymm18, %xmm14
-	vaesenc	%zmm0, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm8, %zmm8
-	vpxorq	%xmm14, %xmm18, %xmm18
-	vaesenc	%zmm0, %zmm9, %zmm9
-	vextracti64x4	$1, %zmm15, %ymm14
-	vaesenc	%zmm0, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm11, %zmm11
-	vpxorq	%ymm14, %ymm15, %ymm15
-	vaesenc	%zmm0, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm15, %xmm14
-	vaesenc	%zmm0, %zmm13, %zmm13
-	vbroadcasti32x4	192(%rdi), %zmm0
-	vpxorq	%xmm14, %xmm15, %xmm15
-	vaesenclast	%zmm0, %zmm2, %zmm2
-	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm18, %xmm14
-	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm18, %xmm18
-	vaesenclast	%zmm0, %zmm5, %zmm5
-	vaesenclast	%zmm0, %zmm6, %zmm6
-	vpxorq	%xmm14, %xmm18, %xmm18
-	vaesenclast	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm18, %xmm14
-	vaesenclast	%zmm0, %zmm8, %zmm8
-	vaesenclast	%zmm0, %zmm9, %zmm9
-	vpshufd	$78, %xmm18, %xmm18
-	vaesenclast	%zmm0, %zmm10, %zmm10
-	vpxorq	%xmm14, %xmm18, %xmm18
-	vaesenclast	%zmm0, %zmm11, %zmm11
-	vaesenclast	%zmm0, %zmm12, %zmm12
-	vpxorq	%xmm15, %xmm18, %xmm18
-	vaesenclast	%zmm0, %zmm13, %zmm13
-	vmovdqa64	%xmm18, %xmm0
-	vpxorq	(%rsi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rcx)
-	vpxorq	64(%rsi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rcx)
-	vpxorq	128(%rsi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rcx)
-	vpxorq	192(%rsi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rcx)
-	vpxorq	256(%rsi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rcx)
-	vpxorq	320(%rsi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rcx)
-	vpxorq	384(%rsi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rcx)
-	vpxorq	448(%rsi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rcx)
-	vpxorq	512(%rsi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 512(%rcx)
-	vpxorq	576(%rsi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 576(%rcx)
-	vpxorq	640(%rsi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 640(%rcx)
-	vpxorq	704(%rsi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 704(%rcx)
+	vpshufd	$78, %zmm16, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufd	$78, %zmm20, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm20, %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm27, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vmovdqu64	512(%rsi), %zmm25
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vmovdqu64	576(%rsi), %zmm26
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1552(%rdi), %zmm27
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vmovdqu64	1616(%rdi), %zmm28
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm25, %zmm29
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	384(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	448(%rsi), %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	1488(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	256(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	320(%rsi), %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	128(%rsi), %zmm21
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	192(%rsi), %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vmovdqu64	1168(%rdi), %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vmovdqu64	1232(%rdi), %zmm27
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpshufd	$78, %zmm25, %zmm28
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpxorq	%zmm25, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpternlogd	$150, %zmm30, %zmm29, %zmm22
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm21, %zmm23
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm27, %zmm26, %zmm24
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	(%rsi), %zmm21
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm22
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpternlogd	$150, %zmm0, %zmm21, %zmm23
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm23, %zmm22, %zmm24
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
+	vpxorq	512(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 512(%rcx)
+	vpxorq	576(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 576(%rcx)
+	vpxorq	640(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 640(%rcx)
+	vpxorq	704(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 704(%rcx)
 	addq	$768, %rsi
 	addq	$768, %rcx
 	subq	$768, %rdx
@@ -20657,8 +29538,337 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_empty192
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm4
+	vpunpcklqdq	%xmm4, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm4, %xmm4
+	vbroadcasti32x4	(%rdi), %zmm6
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vaesenc	%zmm6, %zmm3, %zmm3
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vaesenclast	%zmm6, %zmm3, %zmm3
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm6{%k1}{z}
+	vpxorq	%zmm6, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm6, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_192
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm6, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer10_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1192
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer1192:
+	vpternlogd	$150, %zmm2, %zmm5, %zmm4
+	vpslldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqa64	%xmm5, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr1192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over1_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vbroadcasti32x4	(%rdi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	16(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	48(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	80(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	112(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	144(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	160(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	176(%rdi), %zmm7
+	vaesenc	%zmm7, %zmm3, %zmm3
+	vaesenc	%zmm7, %zmm4, %zmm4
+	vbroadcasti32x4	192(%rdi), %zmm7
+	vaesenclast	%zmm7, %zmm3, %zmm3
+	vaesenclast	%zmm7, %zmm4, %zmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_192
+	vmovdqu64	(%rsi), %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm8
+	vpxorq	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_192
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer21_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm7
+	vmovdqu8	%zmm7, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm7{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm8
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm7, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$17, (%rax), %zmm7, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_192
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer20_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2192
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer2192:
+	vpternlogd	$150, %zmm2, %zmm6, %zmm5
+	vpslldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vmovdqa64	%xmm6, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr2192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over2_192:
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big192
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -20763,7 +29973,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenclast	%zmm9, %zmm5, %zmm5
 	vaesenclast	%zmm9, %zmm6, %zmm6
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -20778,7 +29988,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -20792,7 +30002,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -20805,9 +30015,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr43_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -20823,7 +30033,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -20833,20 +30043,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr43_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_192
 	vmovdqu64	%zmm6, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer43_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr40_192:
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -20862,7 +30072,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm5, (%rcx){%k1}
 	vmovdqu8	%zmm4, %zmm5{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
@@ -20873,26 +30083,26 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr40_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_192
 	vmovdqu64	%zmm3, 3520(%rdi)
 	vmovdqu64	%zmm4, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm3
 	vmovdqa64	%xmm3, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer40_192:
 	cmpq	$16, %rdx
-	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_192:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4192
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr41_192:
 	subq	$64, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -20908,7 +30118,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 64(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm5
 	vpxorq	%zmm3, %zmm5, %zmm5
@@ -20918,22 +30128,22 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr41_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_192
 	vmovdqu64	%zmm4, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer41_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr42_192:
 	subq	$128, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
 	movq	$-1, %r9
 	bzhiq	%rdx, %r9, %r9
 	kmovq	%r9, %k1
@@ -20949,7 +30159,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 128(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r9, %r9
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -20959,20 +30169,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr42_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_192
 	testq	%r8, %r8
-	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_192
 	vmovdqu64	%zmm5, 3520(%rdi)
 	vmovdqu64	%zmm0, 3584(%rdi)
 	vmovdqa64	3520(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3712(%rdi)
 	vmovdqa64	3584(%rdi,%r9,1), %xmm0
 	vmovdqa64	%xmm0, 3696(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192:
-	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer42_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer4192:
 	vpternlogd	$150, %zmm2, %zmm8, %zmm7
 	vpslldq	$8, %zmm7, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
@@ -20994,9 +30204,629 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vpxorq	%xmm2, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr4192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_big192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over4_192:
+	cmpq	$512, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_over8_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm2
+	vmovq	%r9, %xmm11
+	vpunpcklqdq	%xmm11, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm11
+	vpxorq	%xmm2, %xmm11, %xmm11
+	vpclmulqdq	$0, 1792(%rdi), %xmm2, %xmm12
+	vpclmulqdq	$17, 1792(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 3408(%rdi), %xmm11, %xmm11
+	vbroadcasti32x4	(%rdi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpxorq	%zmm13, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm13
+	vaesenc	%zmm13, %zmm3, %zmm3
+	vaesenc	%zmm13, %zmm4, %zmm4
+	vaesenc	%zmm13, %zmm5, %zmm5
+	vaesenc	%zmm13, %zmm6, %zmm6
+	vaesenc	%zmm13, %zmm7, %zmm7
+	vaesenc	%zmm13, %zmm8, %zmm8
+	vaesenc	%zmm13, %zmm9, %zmm9
+	vaesenc	%zmm13, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vaesenclast	%zmm13, %zmm3, %zmm3
+	vaesenclast	%zmm13, %zmm4, %zmm4
+	vaesenclast	%zmm13, %zmm5, %zmm5
+	vaesenclast	%zmm13, %zmm6, %zmm6
+	vaesenclast	%zmm13, %zmm7, %zmm7
+	vaesenclast	%zmm13, %zmm8, %zmm8
+	vaesenclast	%zmm13, %zmm9, %zmm9
+	vaesenclast	%zmm13, %zmm10, %zmm10
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr80_192
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpshufd	$78, %zmm13, %zmm0
+	vpxorq	%zmm13, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr81_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr82_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr83_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr84_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr85_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr86_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr87_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr87_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2064(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr87_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer87_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer87_192
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer87_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr80_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr80_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr80_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer80_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer80_192
+	vmovdqu64	%zmm3, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm3
+	vmovdqa64	%xmm3, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer80_192:
+	cmpq	$16, %rdx
+	jae	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr8192
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr81_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr81_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1680(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr81_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer81_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer81_192
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer81_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr82_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr82_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr82_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer82_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer82_192
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer82_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr83_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr83_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr83_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer83_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer83_192
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer83_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr84_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr84_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr84_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer84_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer84_192
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer84_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr85_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr85_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr85_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer85_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer85_192
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer85_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_partr86_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr86_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendingr86_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer86_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer86_192
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm0, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm0
+	vmovdqa64	%xmm0, 3696(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholer86_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reducer8192:
+	vpternlogd	$150, %zmm2, %zmm12, %zmm11
+	vpslldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpsrldq	$8, %zmm11, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vmovdqa64	%xmm12, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreducedr8192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_over8_192:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -21936,6 +31766,14 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm21, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm22, %xmm22
 	vpxorq	%xmm23, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%r12
 	popq	%rbp

@@ -65,7 +65,7 @@ class Keys:
     constants: dict = field(default_factory=dict)     # name -> register, this function's
 
     def get(self, b: KernelBuilder, v: VectorOps, r: int, width: int) -> Reg:
-        if self.resident is not None:
+        if self.resident is not None and self.resident[r] is not None:
             return self.resident[r].view(width)
         key = b.vec(width)
         v.broadcast_lane(key, Mem(128, base=self.ctx, disp=L.ROUND_KEYS + 16 * r))

@@ -152,10 +152,12 @@ class ClmulHash:
         """acc += xs[0] * hs[0] + xs[1] * hs[1], unreduced, for EVEX: the two registers'
         products are summed three at a time (VPTERNLOGD), 3 or 4 sums for the pair where
         one XOR a product takes 6 or 8. Schoolbook when hks is None, else Karatsuba with
-        hks[i] the middle key of hs[i]."""
+        hks[i] the middle key of hs[i]. A power in memory is loaded once for its low and
+        high multiplies (with 32 registers there is room; on Zen 4 loads slow VPCLMULQDQ)."""
         b, v, w = self.b, self.v, xs[0].width
         if not v.evex:
             raise ValueError("multiply_two sums with VPTERNLOGD: EVEX only")
+        hs = tuple(self._in_register(h, w) for h in hs)
         parts: list[list[Reg]] = [[], [], []]            # lo, hi, middle products
         for i, (x, h) in enumerate(zip(xs, hs)):
             for k, src, key, imm in self._forms(x, h, None if hks is None else hks[i]):
@@ -175,6 +177,13 @@ class ClmulHash:
             for j in range(0, len(terms), 2):
                 v.ternary(dst, terms[j], terms[j + 1], XOR3)
         return acc
+
+    def _in_register(self, h: Reg | Mem, width: int) -> Reg:
+        if isinstance(h, Reg):
+            return h
+        r = self.b.vec(width)
+        self.v.load(r, h, aligned=False)
+        return r
 
     def karatsuba_key(self, h: Reg) -> Reg:
         """h.lo ^ h.hi in both qwords: the operand of Karatsuba's middle multiply (of a
