@@ -5644,6 +5644,167 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddb	%zmm11, %zmm12, %zmm13
+	vpaddb	%zmm11, %zmm13, %zmm14
+	vpaddb	%zmm11, %zmm14, %zmm15
+	vpaddb	%zmm11, %zmm15, %zmm16
+	vpaddb	%zmm11, %zmm16, %zmm17
+	vpaddb	%zmm11, %zmm17, %zmm18
+	vpaddb	%zmm11, %zmm18, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
@@ -5810,6 +5971,261 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm20
+	vpaddb	%zmm11, %zmm12, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddb	%zmm11, %zmm13, %zmm14
+	vpaddb	%zmm11, %zmm14, %zmm15
+	vmovdqu64	-64(%rcx), %zmm21
+	vpaddb	%zmm11, %zmm15, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm11, %zmm16, %zmm17
+	vpaddb	%zmm11, %zmm17, %zmm18
+	vmovdqu64	1168(%rdi), %zmm22
+	vpaddb	%zmm11, %zmm18, %zmm11
+	vmovdqu64	1232(%rdi), %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm22
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm27
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm23, %zmm21, %zmm28
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm23, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm22, %zmm24, %zmm22
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm27, %zmm25, %zmm23
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqa64	%zmm26, %zmm24
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm20, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	-192(%rcx), %zmm21
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	1104(%rdi), %zmm26
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	-384(%rcx), %zmm20
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	-320(%rcx), %zmm21
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm19, %zmm22
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top256
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	-128(%rcx), %zmm19
@@ -9197,6 +9613,131 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddb	%zmm11, %zmm12, %zmm13
+	vpaddb	%zmm11, %zmm13, %zmm14
+	vpaddb	%zmm11, %zmm14, %zmm15
+	vpaddb	%zmm11, %zmm15, %zmm16
+	vpaddb	%zmm11, %zmm16, %zmm17
+	vpaddb	%zmm11, %zmm17, %zmm18
+	vpaddb	%zmm11, %zmm18, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
@@ -9327,6 +9868,225 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm20
+	vpaddb	%zmm11, %zmm12, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddb	%zmm11, %zmm13, %zmm14
+	vmovdqu64	-64(%rcx), %zmm21
+	vpaddb	%zmm11, %zmm14, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm11, %zmm15, %zmm16
+	vmovdqu64	1168(%rdi), %zmm22
+	vpaddb	%zmm11, %zmm16, %zmm17
+	vmovdqu64	1232(%rdi), %zmm23
+	vpaddb	%zmm11, %zmm17, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
+	vpaddb	%zmm11, %zmm18, %zmm11
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm22
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm27
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm23, %zmm21, %zmm28
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm23, %zmm21, %zmm21
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm22, %zmm24, %zmm22
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm27, %zmm25, %zmm23
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vmovdqa64	%zmm26, %zmm24
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vpternlogd	$150, %zmm28, %zmm20, %zmm24
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	-192(%rcx), %zmm21
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpternlogd	$150, %zmm25, %zmm19, %zmm22
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	-384(%rcx), %zmm19
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vmovdqu64	-320(%rcx), %zmm20
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	912(%rdi), %zmm21
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top128
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	-128(%rcx), %zmm17
@@ -12526,6 +13286,149 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddb	%zmm11, %zmm12, %zmm13
+	vpaddb	%zmm11, %zmm13, %zmm14
+	vpaddb	%zmm11, %zmm14, %zmm15
+	vpaddb	%zmm11, %zmm15, %zmm16
+	vpaddb	%zmm11, %zmm16, %zmm17
+	vpaddb	%zmm11, %zmm17, %zmm18
+	vpaddb	%zmm11, %zmm18, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
@@ -12674,6 +13577,243 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm20
+	vpaddb	%zmm11, %zmm12, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddb	%zmm11, %zmm13, %zmm14
+	vmovdqu64	-64(%rcx), %zmm21
+	vpaddb	%zmm11, %zmm14, %zmm15
+	vpaddb	%zmm11, %zmm15, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm11, %zmm16, %zmm17
+	vmovdqu64	1168(%rdi), %zmm22
+	vpaddb	%zmm11, %zmm17, %zmm18
+	vmovdqu64	1232(%rdi), %zmm23
+	vpaddb	%zmm11, %zmm18, %zmm11
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm22
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm27
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm23, %zmm21, %zmm28
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm23, %zmm21, %zmm21
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm22, %zmm24, %zmm22
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm27, %zmm25, %zmm23
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqa64	%zmm26, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpternlogd	$150, %zmm28, %zmm20, %zmm24
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	-192(%rcx), %zmm21
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	-384(%rcx), %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vmovdqu64	-320(%rcx), %zmm20
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vmovdqu64	912(%rdi), %zmm21
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	-512(%rcx), %zmm19
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top192
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	-128(%rcx), %zmm18
@@ -15987,17 +17127,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_encrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	6
 .Laesgen_vaes512_gcm_none_encrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_batch4:
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out, final): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -16153,6 +17305,261 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256
+	vmovdqu64	.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4(%rip), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm20
+	vpaddb	%zmm11, %zmm12, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddb	%zmm11, %zmm13, %zmm14
+	vpaddb	%zmm11, %zmm14, %zmm15
+	vmovdqu64	448(%rsi), %zmm21
+	vpaddb	%zmm11, %zmm15, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm11, %zmm16, %zmm17
+	vpaddb	%zmm11, %zmm17, %zmm18
+	vmovdqu64	1168(%rdi), %zmm22
+	vpaddb	%zmm11, %zmm18, %zmm11
+	vmovdqu64	1232(%rdi), %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm22
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm27
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm23, %zmm21, %zmm28
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm23, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm22, %zmm24, %zmm22
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm27, %zmm25, %zmm23
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqa64	%zmm26, %zmm24
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm20, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	320(%rsi), %zmm21
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	1104(%rdi), %zmm26
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	128(%rsi), %zmm20
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	192(%rsi), %zmm21
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm19, %zmm22
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top256
+.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	384(%rsi), %zmm19
@@ -17783,6 +19190,225 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128
+	vmovdqu64	.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4(%rip), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm20
+	vpaddb	%zmm11, %zmm12, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddb	%zmm11, %zmm13, %zmm14
+	vmovdqu64	448(%rsi), %zmm21
+	vpaddb	%zmm11, %zmm14, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm11, %zmm15, %zmm16
+	vmovdqu64	1168(%rdi), %zmm22
+	vpaddb	%zmm11, %zmm16, %zmm17
+	vmovdqu64	1232(%rdi), %zmm23
+	vpaddb	%zmm11, %zmm17, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
+	vpaddb	%zmm11, %zmm18, %zmm11
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm22
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm27
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm23, %zmm21, %zmm28
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm23, %zmm21, %zmm21
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm22, %zmm24, %zmm22
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm27, %zmm25, %zmm23
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vmovdqa64	%zmm26, %zmm24
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vpternlogd	$150, %zmm28, %zmm20, %zmm24
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	320(%rsi), %zmm21
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpternlogd	$150, %zmm25, %zmm19, %zmm22
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	128(%rsi), %zmm19
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vmovdqu64	192(%rsi), %zmm20
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	912(%rdi), %zmm21
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top128
+.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	384(%rsi), %zmm17
@@ -19301,6 +20927,243 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192
+	vmovdqu64	.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4(%rip), %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm20
+	vpaddb	%zmm11, %zmm12, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddb	%zmm11, %zmm13, %zmm14
+	vmovdqu64	448(%rsi), %zmm21
+	vpaddb	%zmm11, %zmm14, %zmm15
+	vpaddb	%zmm11, %zmm15, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm11, %zmm16, %zmm17
+	vmovdqu64	1168(%rdi), %zmm22
+	vpaddb	%zmm11, %zmm17, %zmm18
+	vmovdqu64	1232(%rdi), %zmm23
+	vpaddb	%zmm11, %zmm18, %zmm11
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm22
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm27
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm23, %zmm21, %zmm28
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm23, %zmm21, %zmm21
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm22, %zmm24, %zmm22
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm27, %zmm25, %zmm23
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqa64	%zmm26, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpternlogd	$150, %zmm28, %zmm20, %zmm24
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	320(%rsi), %zmm21
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	128(%rsi), %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vmovdqu64	192(%rsi), %zmm20
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vmovdqu64	912(%rdi), %zmm21
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	(%rsi), %zmm19
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vmovdqu64	784(%rdi), %zmm20
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vmovdqu64	848(%rdi), %zmm21
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpslldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vmovdqa64	%xmm22, %xmm0
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top192
+.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	384(%rsi), %zmm18
@@ -20895,17 +22758,29 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_decrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	6
 .Laesgen_vaes512_gcm_none_decrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_batch4:
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

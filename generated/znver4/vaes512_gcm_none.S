@@ -5873,6 +5873,165 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddb	%zmm13, %zmm14, %zmm15
+	vpaddb	%zmm13, %zmm15, %zmm16
+	vpaddb	%zmm13, %zmm16, %zmm17
+	vpaddb	%zmm13, %zmm17, %zmm18
+	vpaddb	%zmm13, %zmm18, %zmm19
+	vpaddb	%zmm13, %zmm19, %zmm20
+	vpaddb	%zmm13, %zmm20, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
@@ -6037,6 +6196,263 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vmovdqu64	-128(%rcx), %zmm22
+	vpaddb	%zmm13, %zmm14, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm13, %zmm15, %zmm16
+	vpaddb	%zmm13, %zmm16, %zmm17
+	vmovdqu64	-64(%rcx), %zmm23
+	vpaddb	%zmm13, %zmm17, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpaddb	%zmm13, %zmm18, %zmm19
+	vmovdqu64	1168(%rdi), %zmm24
+	vpaddb	%zmm13, %zmm19, %zmm20
+	vpaddb	%zmm13, %zmm20, %zmm13
+	vmovdqu64	1232(%rdi), %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm22, %zmm26
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 2272(%rdi), %zmm26, %zmm24
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm23, %zmm26
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm25
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm28, %zmm27, %zmm26
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm25, %zmm24, %zmm23
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	-256(%rcx), %zmm24
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vmovdqu64	-192(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1040(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	1104(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$0, 2144(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm21
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$0, 2208(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpternlogd	$150, %zmm21, %zmm30, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	-384(%rcx), %zmm21
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	-320(%rcx), %zmm24
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vmovdqu64	-512(%rcx), %zmm21
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vmovdqu64	784(%rdi), %zmm24
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vmovdqu64	848(%rdi), %zmm25
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top256
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	-128(%rcx), %zmm21
@@ -9452,6 +9868,129 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddb	%zmm13, %zmm14, %zmm15
+	vpaddb	%zmm13, %zmm15, %zmm16
+	vpaddb	%zmm13, %zmm16, %zmm17
+	vpaddb	%zmm13, %zmm17, %zmm18
+	vpaddb	%zmm13, %zmm18, %zmm19
+	vpaddb	%zmm13, %zmm19, %zmm20
+	vpaddb	%zmm13, %zmm20, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
@@ -9580,6 +10119,227 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm13
+	vmovdqu64	-128(%rcx), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm13, %zmm14, %zmm15
+	vmovdqu64	-64(%rcx), %zmm22
+	vpaddb	%zmm13, %zmm15, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm13, %zmm16, %zmm17
+	vmovdqu64	1168(%rdi), %zmm23
+	vpaddb	%zmm13, %zmm17, %zmm18
+	vmovdqu64	1232(%rdi), %zmm24
+	vpaddb	%zmm13, %zmm18, %zmm19
+	vpshufd	$78, %zmm21, %zmm25
+	vpaddb	%zmm13, %zmm19, %zmm20
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpaddb	%zmm13, %zmm20, %zmm13
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vpshufd	$78, %zmm22, %zmm25
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vpxorq	%zmm22, %zmm25, %zmm25
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vpxorq	%zmm27, %zmm26, %zmm25
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm23, %zmm22
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vmovdqu64	-256(%rcx), %zmm23
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	-192(%rcx), %zmm24
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vmovdqu64	1040(%rdi), %zmm26
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vmovdqu64	1104(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vmovdqu64	-384(%rcx), %zmm23
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vmovdqu64	-320(%rcx), %zmm24
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm26
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vmovdqu64	-512(%rcx), %zmm23
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vmovdqu64	784(%rdi), %zmm24
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vmovdqu64	848(%rdi), %zmm26
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm23, %zmm27, %zmm27
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm24, %zmm23, %zmm28
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpternlogd	$150, %zmm0, %zmm23, %zmm21
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm25, %zmm25
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm25, %ymm0
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm25, %ymm25
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm25, %xmm0
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	%xmm21, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vmovdqa64	%xmm25, %xmm0
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top128
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	-128(%rcx), %zmm19
@@ -12807,6 +13567,147 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddb	%zmm13, %zmm14, %zmm15
+	vpaddb	%zmm13, %zmm15, %zmm16
+	vpaddb	%zmm13, %zmm16, %zmm17
+	vpaddb	%zmm13, %zmm17, %zmm18
+	vpaddb	%zmm13, %zmm18, %zmm19
+	vpaddb	%zmm13, %zmm19, %zmm20
+	vpaddb	%zmm13, %zmm20, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
@@ -12953,6 +13854,245 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vmovdqu64	-128(%rcx), %zmm22
+	vpaddb	%zmm13, %zmm14, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm13, %zmm15, %zmm16
+	vmovdqu64	-64(%rcx), %zmm23
+	vpaddb	%zmm13, %zmm16, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpaddb	%zmm13, %zmm17, %zmm18
+	vmovdqu64	1168(%rdi), %zmm24
+	vpaddb	%zmm13, %zmm18, %zmm19
+	vpaddb	%zmm13, %zmm19, %zmm20
+	vmovdqu64	1232(%rdi), %zmm25
+	vpaddb	%zmm13, %zmm20, %zmm13
+	vpshufd	$78, %zmm22, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, 2272(%rdi), %zmm26, %zmm24
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpshufd	$78, %zmm23, %zmm26
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm25
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm28, %zmm27, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm25, %zmm24, %zmm23
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	-256(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vmovdqu64	-192(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	1040(%rdi), %zmm21
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm27
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm21, %zmm24, %zmm29
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm21, %zmm24, %zmm21
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm24
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpshufd	$78, %zmm25, %zmm28
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpxorq	%zmm25, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm25, %zmm21, %zmm22
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpternlogd	$150, %zmm27, %zmm24, %zmm23
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	-384(%rcx), %zmm21
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	-320(%rcx), %zmm24
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vmovdqu64	-512(%rcx), %zmm21
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vmovdqu64	-448(%rcx), %zmm0
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vmovdqu64	784(%rdi), %zmm24
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vmovdqu64	848(%rdi), %zmm25
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top192
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	-128(%rcx), %zmm20
@@ -16292,17 +17432,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_encrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	6
 .Laesgen_vaes512_gcm_none_encrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_batch4:
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out, final): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -16460,6 +17612,263 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256
+	vmovdqu64	.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4(%rip), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vmovdqu64	384(%rsi), %zmm22
+	vpaddb	%zmm13, %zmm14, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm13, %zmm15, %zmm16
+	vpaddb	%zmm13, %zmm16, %zmm17
+	vmovdqu64	448(%rsi), %zmm23
+	vpaddb	%zmm13, %zmm17, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpaddb	%zmm13, %zmm18, %zmm19
+	vmovdqu64	1168(%rdi), %zmm24
+	vpaddb	%zmm13, %zmm19, %zmm20
+	vpaddb	%zmm13, %zmm20, %zmm13
+	vmovdqu64	1232(%rdi), %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm22, %zmm26
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 2272(%rdi), %zmm26, %zmm24
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm23, %zmm26
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm25
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm28, %zmm27, %zmm26
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm25, %zmm24, %zmm23
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	256(%rsi), %zmm24
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vmovdqu64	320(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1040(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	1104(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$0, 2144(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm21
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$0, 2208(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpternlogd	$150, %zmm21, %zmm30, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	128(%rsi), %zmm21
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	192(%rsi), %zmm24
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vmovdqu64	(%rsi), %zmm21
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vmovdqu64	784(%rdi), %zmm24
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vmovdqu64	848(%rdi), %zmm25
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top256
+.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	384(%rsi), %zmm21
@@ -18098,6 +19507,227 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128
+	vmovdqu64	.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4(%rip), %zmm13
+	vmovdqu64	384(%rsi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm13, %zmm14, %zmm15
+	vmovdqu64	448(%rsi), %zmm22
+	vpaddb	%zmm13, %zmm15, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm13, %zmm16, %zmm17
+	vmovdqu64	1168(%rdi), %zmm23
+	vpaddb	%zmm13, %zmm17, %zmm18
+	vmovdqu64	1232(%rdi), %zmm24
+	vpaddb	%zmm13, %zmm18, %zmm19
+	vpshufd	$78, %zmm21, %zmm25
+	vpaddb	%zmm13, %zmm19, %zmm20
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpaddb	%zmm13, %zmm20, %zmm13
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vpshufd	$78, %zmm22, %zmm25
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vpxorq	%zmm22, %zmm25, %zmm25
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vpxorq	%zmm27, %zmm26, %zmm25
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm23, %zmm22
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vmovdqu64	256(%rsi), %zmm23
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	320(%rsi), %zmm24
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vmovdqu64	1040(%rdi), %zmm26
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vmovdqu64	1104(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vmovdqu64	128(%rsi), %zmm23
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vmovdqu64	192(%rsi), %zmm24
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm26
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vmovdqu64	(%rsi), %zmm23
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vmovdqu64	784(%rdi), %zmm24
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vmovdqu64	848(%rdi), %zmm26
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm23, %zmm27, %zmm27
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm24, %zmm23, %zmm28
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpternlogd	$150, %zmm0, %zmm23, %zmm21
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpslldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm25, %zmm25
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vpsrldq	$8, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm25, %ymm0
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm25, %ymm25
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm25, %xmm0
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm21, %ymm0
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm21, %xmm0
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	%xmm21, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vmovdqa64	%xmm25, %xmm0
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top128
+.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	384(%rsi), %zmm19
@@ -19624,6 +21254,245 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$224, %rax
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192
+	vmovdqu64	.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4(%rip), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vmovdqu64	384(%rsi), %zmm22
+	vpaddb	%zmm13, %zmm14, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm13, %zmm15, %zmm16
+	vmovdqu64	448(%rsi), %zmm23
+	vpaddb	%zmm13, %zmm16, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpaddb	%zmm13, %zmm17, %zmm18
+	vmovdqu64	1168(%rdi), %zmm24
+	vpaddb	%zmm13, %zmm18, %zmm19
+	vpaddb	%zmm13, %zmm19, %zmm20
+	vmovdqu64	1232(%rdi), %zmm25
+	vpaddb	%zmm13, %zmm20, %zmm13
+	vpshufd	$78, %zmm22, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, 2272(%rdi), %zmm26, %zmm24
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpshufd	$78, %zmm23, %zmm26
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm25
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm28, %zmm27, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm25, %zmm24, %zmm23
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	256(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vmovdqu64	320(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	1040(%rdi), %zmm21
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm27
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm21, %zmm24, %zmm29
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm21, %zmm24, %zmm21
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm24
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpshufd	$78, %zmm25, %zmm28
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpxorq	%zmm25, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm25, %zmm21, %zmm22
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpternlogd	$150, %zmm27, %zmm24, %zmm23
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	128(%rsi), %zmm21
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	192(%rsi), %zmm24
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vmovdqu64	976(%rdi), %zmm27
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vmovdqu64	(%rsi), %zmm21
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vmovdqu64	784(%rdi), %zmm24
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vmovdqu64	848(%rdi), %zmm25
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top192
+.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	384(%rsi), %zmm20
@@ -21224,17 +23093,29 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_decrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	6
 .Laesgen_vaes512_gcm_none_decrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_batch4:
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

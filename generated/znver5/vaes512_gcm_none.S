@@ -6509,6 +6509,241 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$208, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddb	%zmm9, %zmm10, %zmm11
+	vpaddb	%zmm9, %zmm11, %zmm12
+	vpaddb	%zmm9, %zmm12, %zmm13
+	vpaddb	%zmm9, %zmm13, %zmm14
+	vpaddb	%zmm9, %zmm14, %zmm15
+	vpaddb	%zmm9, %zmm15, %zmm16
+	vpaddb	%zmm9, %zmm16, %zmm17
+	vpaddb	%zmm9, %zmm17, %zmm18
+	vpaddb	%zmm9, %zmm18, %zmm19
+	vpaddb	%zmm9, %zmm19, %zmm20
+	vpaddb	%zmm9, %zmm20, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
+	vpxorq	512(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 512(%rcx)
+	vpxorq	576(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 576(%rcx)
+	vpxorq	640(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 640(%rcx)
+	vpxorq	704(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 704(%rcx)
+	addq	$768, %rsi
+	addq	$768, %rcx
+	subq	$768, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -6753,6 +6988,377 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$208, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm22
+	vpaddb	%zmm9, %zmm10, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm9, %zmm11, %zmm12
+	vpaddb	%zmm9, %zmm12, %zmm13
+	vmovdqu64	-64(%rcx), %zmm23
+	vpaddb	%zmm9, %zmm13, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpaddb	%zmm9, %zmm14, %zmm15
+	vpaddb	%zmm9, %zmm15, %zmm16
+	vmovdqu64	1680(%rdi), %zmm24
+	vpaddb	%zmm9, %zmm16, %zmm17
+	vmovdqu64	1744(%rdi), %zmm25
+	vpaddb	%zmm9, %zmm17, %zmm18
+	vpaddb	%zmm9, %zmm18, %zmm19
+	vpshufd	$78, %zmm22, %zmm26
+	vpaddb	%zmm9, %zmm19, %zmm20
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vpaddb	%zmm9, %zmm20, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm26, %zmm24
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpshufd	$78, %zmm23, %zmm26
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm25
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm28, %zmm27, %zmm26
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm25, %zmm24, %zmm23
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	-256(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	-192(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1552(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	1616(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	-384(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	-320(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vmovdqu64	1488(%rdi), %zmm28
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	-512(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	-448(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm21
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	-640(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vmovdqu64	-576(%rcx), %zmm21
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	1168(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	1232(%rdi), %zmm27
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm24, %zmm29
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm25, %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm27, %zmm21, %zmm30
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm27, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	-768(%rcx), %zmm21
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	-704(%rcx), %zmm0
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
+	vpxorq	512(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 512(%rcx)
+	vpxorq	576(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 576(%rcx)
+	vpxorq	640(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 640(%rcx)
+	vpxorq	704(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 704(%rcx)
+	addq	$768, %rsi
+	addq	$768, %rcx
+	subq	$768, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top256
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	-128(%rcx), %zmm17
@@ -12460,6 +13066,189 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$208, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddb	%zmm9, %zmm10, %zmm11
+	vpaddb	%zmm9, %zmm11, %zmm12
+	vpaddb	%zmm9, %zmm12, %zmm13
+	vpaddb	%zmm9, %zmm13, %zmm14
+	vpaddb	%zmm9, %zmm14, %zmm15
+	vpaddb	%zmm9, %zmm15, %zmm16
+	vpaddb	%zmm9, %zmm16, %zmm17
+	vpaddb	%zmm9, %zmm17, %zmm18
+	vpaddb	%zmm9, %zmm18, %zmm19
+	vpaddb	%zmm9, %zmm19, %zmm20
+	vpaddb	%zmm9, %zmm20, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
+	vpxorq	512(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 512(%rcx)
+	vpxorq	576(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 576(%rcx)
+	vpxorq	640(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 640(%rcx)
+	vpxorq	704(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 704(%rcx)
+	addq	$768, %rsi
+	addq	$768, %rcx
+	subq	$768, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -12652,6 +13441,325 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$208, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm21
+	vpaddb	%zmm9, %zmm10, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm9, %zmm11, %zmm12
+	vmovdqu64	-64(%rcx), %zmm22
+	vpaddb	%zmm9, %zmm12, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm9, %zmm13, %zmm14
+	vmovdqu64	1680(%rdi), %zmm23
+	vpaddb	%zmm9, %zmm14, %zmm15
+	vmovdqu64	1744(%rdi), %zmm24
+	vpaddb	%zmm9, %zmm15, %zmm16
+	vpshufd	$78, %zmm21, %zmm25
+	vpaddb	%zmm9, %zmm16, %zmm17
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpaddb	%zmm9, %zmm17, %zmm18
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpaddb	%zmm9, %zmm18, %zmm19
+	vpaddb	%zmm9, %zmm19, %zmm20
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
+	vpaddb	%zmm9, %zmm20, %zmm9
+	vpclmulqdq	$0, 3296(%rdi), %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm22, %zmm27
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm22, %zmm27, %zmm27
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3360(%rdi), %zmm27, %zmm24
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm28, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm23, %zmm22
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm24, %zmm25, %zmm23
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vmovdqu64	-256(%rcx), %zmm24
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vmovdqu64	-192(%rcx), %zmm25
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vmovdqu64	1552(%rdi), %zmm27
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vmovdqu64	1616(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vmovdqu64	-384(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	-320(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1488(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	-512(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm21
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	1296(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	1360(%rdi), %zmm27
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm25, %zmm24, %zmm29
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, 2912(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm27, %zmm21, %zmm30
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm27, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, 2976(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	-640(%rcx), %zmm21
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vmovdqu64	-576(%rcx), %zmm24
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vmovdqu64	1168(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	1232(%rdi), %zmm27
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	-768(%rcx), %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vmovdqu64	-704(%rcx), %zmm0
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
+	vpxorq	512(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 512(%rcx)
+	vpxorq	576(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 576(%rcx)
+	vpxorq	640(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 640(%rcx)
+	vpxorq	704(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 704(%rcx)
+	addq	$768, %rsi
+	addq	$768, %rcx
+	subq	$768, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top128
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	-128(%rcx), %zmm15
@@ -18051,6 +19159,215 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$208, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddb	%zmm9, %zmm10, %zmm11
+	vpaddb	%zmm9, %zmm11, %zmm12
+	vpaddb	%zmm9, %zmm12, %zmm13
+	vpaddb	%zmm9, %zmm13, %zmm14
+	vpaddb	%zmm9, %zmm14, %zmm15
+	vpaddb	%zmm9, %zmm15, %zmm16
+	vpaddb	%zmm9, %zmm16, %zmm17
+	vpaddb	%zmm9, %zmm17, %zmm18
+	vpaddb	%zmm9, %zmm18, %zmm19
+	vpaddb	%zmm9, %zmm19, %zmm20
+	vpaddb	%zmm9, %zmm20, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
+	vpxorq	512(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 512(%rcx)
+	vpxorq	576(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 576(%rcx)
+	vpxorq	640(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 640(%rcx)
+	vpxorq	704(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 704(%rcx)
+	addq	$768, %rsi
+	addq	$768, %rcx
+	subq	$768, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -18269,6 +19586,351 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$208, %rax
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192
+	vmovdqu64	.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4(%rip), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm21
+	vpaddb	%zmm9, %zmm10, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm9, %zmm11, %zmm12
+	vmovdqu64	-64(%rcx), %zmm22
+	vpaddb	%zmm9, %zmm12, %zmm13
+	vpaddb	%zmm9, %zmm13, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm9, %zmm14, %zmm15
+	vmovdqu64	1680(%rdi), %zmm23
+	vpaddb	%zmm9, %zmm15, %zmm16
+	vmovdqu64	1744(%rdi), %zmm24
+	vpaddb	%zmm9, %zmm16, %zmm17
+	vpaddb	%zmm9, %zmm17, %zmm18
+	vpshufd	$78, %zmm21, %zmm25
+	vpaddb	%zmm9, %zmm18, %zmm19
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpaddb	%zmm9, %zmm19, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpaddb	%zmm9, %zmm20, %zmm9
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpclmulqdq	$0, 3296(%rdi), %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpshufd	$78, %zmm22, %zmm27
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm22, %zmm27, %zmm27
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 3360(%rdi), %zmm27, %zmm24
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm28, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm23, %zmm22
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm24, %zmm25, %zmm23
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vmovdqu64	-256(%rcx), %zmm24
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vmovdqu64	-192(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	1552(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	1616(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	-384(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vmovdqu64	-320(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vmovdqu64	1488(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	-512(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vmovdqu64	-448(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm21
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm30, %zmm26
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vmovdqu64	-640(%rcx), %zmm21
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vmovdqu64	-576(%rcx), %zmm24
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vmovdqu64	1168(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vmovdqu64	1232(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	-768(%rcx), %zmm21
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vmovdqu64	-704(%rcx), %zmm0
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
+	vpxorq	512(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 512(%rcx)
+	vpxorq	576(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 576(%rcx)
+	vpxorq	640(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 640(%rcx)
+	vpxorq	704(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 704(%rcx)
+	addq	$768, %rsi
+	addq	$768, %rcx
+	subq	$768, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top192
+.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	-128(%rcx), %zmm16
@@ -23844,17 +25506,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_encrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+.Laesgen_vaes512_gcm_none_encrypt_data_byte_step4:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	6
 .Laesgen_vaes512_gcm_none_encrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_batch4:
+	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out, final): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 12 registers of blocks and one reduction a loop.
@@ -24008,6 +25682,377 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$208, %rax
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256
+	vmovdqu64	.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4(%rip), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm22
+	vpaddb	%zmm9, %zmm10, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm9, %zmm11, %zmm12
+	vpaddb	%zmm9, %zmm12, %zmm13
+	vmovdqu64	704(%rsi), %zmm23
+	vpaddb	%zmm9, %zmm13, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpaddb	%zmm9, %zmm14, %zmm15
+	vpaddb	%zmm9, %zmm15, %zmm16
+	vmovdqu64	1680(%rdi), %zmm24
+	vpaddb	%zmm9, %zmm16, %zmm17
+	vmovdqu64	1744(%rdi), %zmm25
+	vpaddb	%zmm9, %zmm17, %zmm18
+	vpaddb	%zmm9, %zmm18, %zmm19
+	vpshufd	$78, %zmm22, %zmm26
+	vpaddb	%zmm9, %zmm19, %zmm20
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vpaddb	%zmm9, %zmm20, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm26, %zmm24
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpshufd	$78, %zmm23, %zmm26
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm25
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm28, %zmm27, %zmm26
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm25, %zmm24, %zmm23
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	512(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	576(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1552(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	1616(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	384(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	448(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vmovdqu64	1488(%rdi), %zmm28
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	256(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	320(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm21
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	128(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vmovdqu64	192(%rsi), %zmm21
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	1168(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	1232(%rdi), %zmm27
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm24, %zmm29
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm25, %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm27, %zmm21, %zmm30
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm27, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	(%rsi), %zmm21
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
+	vpxorq	512(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 512(%rcx)
+	vpxorq	576(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 576(%rcx)
+	vpxorq	640(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 640(%rcx)
+	vpxorq	704(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 704(%rcx)
+	addq	$768, %rsi
+	addq	$768, %rcx
+	subq	$768, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top256
+.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	640(%rsi), %zmm17
@@ -26686,6 +28731,325 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$208, %rax
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128
+	vmovdqu64	.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4(%rip), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm21
+	vpaddb	%zmm9, %zmm10, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm9, %zmm11, %zmm12
+	vmovdqu64	704(%rsi), %zmm22
+	vpaddb	%zmm9, %zmm12, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm9, %zmm13, %zmm14
+	vmovdqu64	1680(%rdi), %zmm23
+	vpaddb	%zmm9, %zmm14, %zmm15
+	vmovdqu64	1744(%rdi), %zmm24
+	vpaddb	%zmm9, %zmm15, %zmm16
+	vpshufd	$78, %zmm21, %zmm25
+	vpaddb	%zmm9, %zmm16, %zmm17
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpaddb	%zmm9, %zmm17, %zmm18
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpaddb	%zmm9, %zmm18, %zmm19
+	vpaddb	%zmm9, %zmm19, %zmm20
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
+	vpaddb	%zmm9, %zmm20, %zmm9
+	vpclmulqdq	$0, 3296(%rdi), %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm22, %zmm27
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm22, %zmm27, %zmm27
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3360(%rdi), %zmm27, %zmm24
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm28, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm23, %zmm22
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm24, %zmm25, %zmm23
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vmovdqu64	512(%rsi), %zmm24
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vmovdqu64	576(%rsi), %zmm25
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vmovdqu64	1552(%rdi), %zmm27
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vmovdqu64	1616(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vmovdqu64	384(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	448(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1488(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	256(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vmovdqu64	320(%rsi), %zmm21
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	1296(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	1360(%rdi), %zmm27
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm25, %zmm24, %zmm29
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, 2912(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm27, %zmm21, %zmm30
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm27, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, 2976(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vmovdqu64	128(%rsi), %zmm21
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vmovdqu64	192(%rsi), %zmm24
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vmovdqu64	1168(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	1232(%rdi), %zmm27
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	(%rsi), %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
+	vpxorq	512(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 512(%rcx)
+	vpxorq	576(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 576(%rcx)
+	vpxorq	640(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 640(%rcx)
+	vpxorq	704(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 704(%rcx)
+	addq	$768, %rsi
+	addq	$768, %rcx
+	subq	$768, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top128
+.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	640(%rsi), %zmm15
@@ -29184,6 +31548,351 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
+	vmovd	%xmm1, %eax
+	andq	$255, %rax
+	cmpq	$208, %rax
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192
+	vmovdqu64	.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4(%rip), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm21
+	vpaddb	%zmm9, %zmm10, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddb	%zmm9, %zmm11, %zmm12
+	vmovdqu64	704(%rsi), %zmm22
+	vpaddb	%zmm9, %zmm12, %zmm13
+	vpaddb	%zmm9, %zmm13, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddb	%zmm9, %zmm14, %zmm15
+	vmovdqu64	1680(%rdi), %zmm23
+	vpaddb	%zmm9, %zmm15, %zmm16
+	vmovdqu64	1744(%rdi), %zmm24
+	vpaddb	%zmm9, %zmm16, %zmm17
+	vpaddb	%zmm9, %zmm17, %zmm18
+	vpshufd	$78, %zmm21, %zmm25
+	vpaddb	%zmm9, %zmm18, %zmm19
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpaddb	%zmm9, %zmm19, %zmm20
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpaddb	%zmm9, %zmm20, %zmm9
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpclmulqdq	$0, 3296(%rdi), %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm10, %zmm10
+	vpshufd	$78, %zmm22, %zmm27
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm22, %zmm27, %zmm27
+	vpxorq	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 3360(%rdi), %zmm27, %zmm24
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm28, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm23, %zmm22
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm24, %zmm25, %zmm23
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vmovdqu64	512(%rsi), %zmm24
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vmovdqu64	576(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	1552(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	1616(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vmovdqu64	384(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vmovdqu64	448(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	1424(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vmovdqu64	1488(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	256(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vmovdqu64	320(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm21
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm30, %zmm26
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vmovdqu64	128(%rsi), %zmm21
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vmovdqu64	192(%rsi), %zmm24
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vmovdqu64	1168(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vmovdqu64	1232(%rdi), %zmm27
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	(%rsi), %zmm21
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vmovdqu64	64(%rsi), %zmm0
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	1040(%rdi), %zmm24
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vmovdqu64	1104(%rdi), %zmm25
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vpshufd	$78, %zmm0, %zmm27
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm6, %zmm9, %zmm9
+	vpslldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm26, %ymm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm26, %xmm0
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm9, %zmm9
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenclast	%zmm8, %zmm10, %zmm10
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm15, %zmm15
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vaesenclast	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm8, %zmm18, %zmm18
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm20, %zmm20
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm8, %zmm9, %zmm9
+	vmovdqa64	%xmm26, %xmm0
+	vpxorq	(%rsi), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%rsi), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
+	vpxorq	512(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 512(%rcx)
+	vpxorq	576(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 576(%rcx)
+	vpxorq	640(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 640(%rcx)
+	vpxorq	704(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 704(%rcx)
+	addq	$768, %rsi
+	addq	$768, %rcx
+	subq	$768, %rdx
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top192
+.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vmovdqu64	640(%rsi), %zmm16
@@ -31794,17 +34503,29 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_decrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+.Laesgen_vaes512_gcm_none_decrypt_data_byte_step4:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	6
 .Laesgen_vaes512_gcm_none_decrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_batch4:
+	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

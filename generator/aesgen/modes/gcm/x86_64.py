@@ -483,6 +483,28 @@ class Body:
                 blocks.append(blk)
         return blocks
 
+    def _counters_in_byte(self, c: Reg, n: int) -> list[Reg]:
+        """_counters for a batch whose counters differ in byte 15 alone (the caller checked
+        that its last does not carry out of it): one byte swap, then byte adds, where
+        _counters swaps every register."""
+        v, b, w = self.v, self.b, c.width
+        lanes = w // 128
+        step = b.vec(w)
+        blocks = []
+        with b.phase("counter"):
+            v.load(step, b.const(f"byte_step{lanes}", (bytes(15) + bytes([lanes])) * lanes,
+                                 align=w // 8), aligned=False)
+            for j in range(n):
+                blk = b.vec(w)
+                if j == 0:
+                    v.shuffle_bytes(blk, c, self.hash.bswap_mask(w))
+                else:
+                    v.add_bytes(blk, blocks[-1], step)
+                blocks.append(blk)
+            self.k.counter.vector_add(v, c, c, b.const(
+                f"batch{lanes}", (n * lanes).to_bytes(16, "little") * lanes, align=w // 8))
+        return blocks
+
     def _xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
         with self.b.phase("load_store"):
             for j, blk in enumerate(blocks):
@@ -560,8 +582,9 @@ class Body:
         b, v, a = self.b, self.v, self.a
         nr, f, width = ROUNDS[bits], self.k.face_rounds, wide.width
         lanes = width // 128
-        if kind == "full" or not f:
-            blocks = self._counters(wide, self.k.batch)
+        if kind in ("full", "in-byte") or not f:
+            blocks = (self._counters_in_byte if kind == "in-byte" else self._counters)(
+                wide, self.k.batch)
             self.aes(blocks, bits, keys)
             return blocks
         table = self.k.layout.FACE_TABLE
@@ -618,7 +641,7 @@ class Body:
         than a batch is left; else the batch (with FACE, the kind the counter picks),
         stitched with the GHASH of ciphertext in memory when ``hashed``; with ``once``,
         one batch and out."""
-        a, b = self.a, self.b
+        a, b, v = self.a, self.b, self.v
         lanes, width = self.k.lanes, wide.width
         step = 16 * self.k.batch * lanes
 
@@ -645,6 +668,16 @@ class Body:
                 a.cmp(length, Imm(step))
                 a.jb(exit_)
             if not self.k.face_rounds:
+                if lanes == 4:                          # byte 15 does not carry: byte adds
+                    carry = b.label(f"carry_{region}".replace("-", "_"))
+                    in15 = b.gp()
+                    with b.phase("counter"):
+                        v.store_u32(in15.w32, wide.view(128))
+                        b.emit("and", in15, Imm(0xFF))
+                        a.cmp(in15, Imm(256 - self.k.batch * lanes))
+                        a.ja(carry)
+                    body("in-byte", None)
+                    b.bind(carry)
                 body("full", None)
                 return
             labels = {kind: b.label(f"{kind}_{region}".replace("-", "_"))
