@@ -1100,9 +1100,40 @@ aesgen_aesni_gcm_r2_seal:
 	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 128(%r8), %xmm4
 	pxor	%xmm4, %xmm1
-	movq	(%rsi), %rax
-	movq	%rax, %xmm3
-	movd	8(%rsi), %xmm4
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rax, %r10
+	shlq	$16, %r10
+	orq	%rcx, %r10
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rax, %r11
+	shlq	$16, %r11
+	orq	%rcx, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	movq	%r11, %xmm3
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rax, %rsi
+	shlq	$16, %rsi
+	orq	%rcx, %rsi
+	movq	%rsi, %xmm4
 	punpcklqdq	%xmm4, %xmm3
 	movdqa	%xmm3, %xmm4
 	por	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm4
@@ -1611,9 +1642,40 @@ aesgen_aesni_gcm_r2_seal:
 	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_r2_seal_record:
-	movq	(%rsi), %rdx
-	movq	%rdx, %xmm0
-	movd	8(%rsi), %xmm1
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	shlq	$16, %r10
+	orq	%rdi, %r10
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%rdi, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	movq	%r11, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%rdi, %rsi
+	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0
 	leaq	560(%rbx), %rdx
@@ -1855,9 +1917,40 @@ aesgen_aesni_gcm_r2_seal:
 	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_long_nonce
-	movq	(%rsi), %rdx
-	movq	%rdx, %xmm0
-	movd	8(%rsi), %xmm1
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	shlq	$16, %r10
+	orq	%rdi, %r10
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%rdi, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	movq	%r11, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%rdi, %rsi
+	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_seal_have_j0
@@ -2918,9 +3011,40 @@ aesgen_aesni_gcm_r2_open:
 	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 128(%r8), %xmm4
 	pxor	%xmm4, %xmm1
-	movq	(%rsi), %rcx
-	movq	%rcx, %xmm3
-	movd	8(%rsi), %xmm4
+	movzbl	(%rsi), %ecx
+	movzbl	1(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rcx, %rdi
+	movzbl	2(%rsi), %ecx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rcx, %r11
+	shlq	$16, %r11
+	orq	%rdi, %r11
+	movzbl	4(%rsi), %ecx
+	movzbl	5(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rcx, %rdi
+	movzbl	6(%rsi), %ecx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rcx, %rbp
+	shlq	$16, %rbp
+	orq	%rdi, %rbp
+	shlq	$32, %rbp
+	orq	%r11, %rbp
+	movq	%rbp, %xmm3
+	movzbl	8(%rsi), %ecx
+	movzbl	9(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rcx, %rdi
+	movzbl	10(%rsi), %ecx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rcx, %rsi
+	shlq	$16, %rsi
+	orq	%rdi, %rsi
+	movq	%rsi, %xmm4
 	punpcklqdq	%xmm4, %xmm3
 	movdqa	%xmm3, %xmm4
 	por	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm4
@@ -3421,9 +3545,40 @@ aesgen_aesni_gcm_r2_open:
 	je	.Laesgen_aesni_gcm_r2_open_done
 	jmp	.Laesgen_aesni_gcm_r2_open_reject
 .Laesgen_aesni_gcm_r2_open_record:
-	movq	(%rsi), %rax
-	movq	%rax, %xmm0
-	movd	8(%rsi), %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rax, %r10
+	shlq	$16, %r10
+	orq	%rdx, %r10
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rax, %r11
+	shlq	$16, %r11
+	orq	%rdx, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	movq	%r11, %xmm0
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rax, %rsi
+	shlq	$16, %rsi
+	orq	%rdx, %rsi
+	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0
 	leaq	560(%rbx), %rax
@@ -3665,9 +3820,40 @@ aesgen_aesni_gcm_r2_open:
 	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_open_long_nonce
-	movq	(%rsi), %rax
-	movq	%rax, %xmm0
-	movd	8(%rsi), %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rax, %r10
+	shlq	$16, %r10
+	orq	%rdx, %r10
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rax, %r11
+	shlq	$16, %r11
+	orq	%rdx, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	movq	%r11, %xmm0
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rax, %rsi
+	shlq	$16, %rsi
+	orq	%rdx, %rsi
+	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_open_have_j0
@@ -4694,9 +4880,40 @@ aesgen_aesni_gcm_r2_start:
 	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_start_long_nonce
-	movq	(%rsi), %rax
-	movq	%rax, %xmm0
-	movd	8(%rsi), %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rcx, %r8
+	shlq	$32, %r8
+	orq	%rdx, %r8
+	movq	%r8, %xmm0
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movq	%rdx, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r2_start_short_counter1(%rip), %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_start_have_j0

@@ -1125,12 +1125,52 @@ aesgen_table_face_r1_init:
 	jmp	.Laesgen_table_face_r1_init_common
 .Laesgen_table_face_r1_init_common:
 	movq	$1, 320(%rdi)
-	movq	(%rcx), %rax
-	movq	8(%rcx), %rcx
-	bswapq	%rax
-	bswapq	%rcx
+	movzbl	7(%rcx), %eax
+	movzbl	6(%rcx), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	5(%rcx), %eax
+	movzbl	4(%rcx), %esi
+	shlq	$8, %rsi
+	orq	%rax, %rsi
+	shlq	$16, %rsi
+	orq	%rdx, %rsi
+	movzbl	3(%rcx), %eax
+	movzbl	2(%rcx), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	1(%rcx), %eax
+	movzbl	(%rcx), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rdx, %r8
+	shlq	$32, %r8
+	orq	%rsi, %r8
+	movzbl	15(%rcx), %eax
+	movzbl	14(%rcx), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	13(%rcx), %eax
+	movzbl	12(%rcx), %esi
+	shlq	$8, %rsi
+	orq	%rax, %rsi
+	shlq	$16, %rsi
+	orq	%rdx, %rsi
+	movzbl	11(%rcx), %eax
+	movzbl	10(%rcx), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	9(%rcx), %eax
+	movzbl	8(%rcx), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	shlq	$16, %rcx
+	orq	%rdx, %rcx
+	shlq	$32, %rcx
+	orq	%rsi, %rcx
 	movq	%rcx, 256(%rdi)
-	movq	%rax, 264(%rdi)
+	movq	%r8, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -1176,12 +1216,52 @@ aesgen_table_face_r1_init:
 	.p2align	5
 aesgen_table_face_r1_set_iv:
 	endbr64
-	movq	(%rsi), %rax
-	movq	8(%rsi), %rcx
-	bswapq	%rax
-	bswapq	%rcx
-	movq	%rcx, 256(%rdi)
-	movq	%rax, 264(%rdi)
+	movzbl	7(%rsi), %eax
+	movzbl	6(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	5(%rsi), %eax
+	movzbl	4(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	3(%rsi), %eax
+	movzbl	2(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	1(%rsi), %eax
+	movzbl	(%rsi), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rcx, %r8
+	shlq	$32, %r8
+	orq	%rdx, %r8
+	movzbl	15(%rsi), %eax
+	movzbl	14(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	13(%rsi), %eax
+	movzbl	12(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	11(%rsi), %eax
+	movzbl	10(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	9(%rsi), %eax
+	movzbl	8(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rax, %rsi
+	shlq	$16, %rsi
+	orq	%rcx, %rsi
+	shlq	$32, %rsi
+	orq	%rdx, %rsi
+	movq	%rsi, 256(%rdi)
+	movq	%r8, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax

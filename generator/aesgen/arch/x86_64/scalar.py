@@ -18,6 +18,35 @@ def _view(r: Reg, width: int) -> Reg:
     return {64: r, 32: r.w32, 8: r.w8}[width]
 
 
+def load_bytes(b: KernelBuilder, at: Reg, disp: int, n: int, *, big_endian: bool) -> Reg:
+    """The n (1..8) bytes at at+disp as one integer (little- or big-endian), each read by a
+    byte load and joined by shifts and ORs, two by two (a tree: a few registers, about 10
+    cycles). Why not one 8-byte load: a load that takes its bytes from several earlier
+    stores, or from part of one and the cache, cannot be forwarded from the store buffer
+    and waits until those stores have reached the cache. A TLS stack writes each record's
+    nonce just before the call, a byte at a time (RFC 8446 5.3: the static IV XOR the
+    sequence number), and the 8-byte load of it cost 30 TSC ticks of a 64-byte AES-GCM
+    seal on the Zen 5 here (80 -> 49 ticks); a byte load lies inside any one store and
+    is always forwarded."""
+    a = b.asm
+    order = range(n) if not big_endian else range(n - 1, -1, -1)   # least significant first
+    parts: list[tuple[Reg, int]] = []          # (value, bytes), least significant first
+    for i in order:
+        r = b.gp()
+        a.movzx(r.w32, Mem(8, base=at, disp=disp + i))
+        parts.append((r, 1))
+        while len(parts) > 1 and parts[-1][1] == parts[-2][1]:
+            (low, width), (high, _) = parts[-2], parts[-1]
+            a.shl(high, Imm(8 * width))
+            b.emit("or", high, low)
+            parts[-2:] = [(high, 2 * width)]
+    value, width = parts[-1]
+    for low, low_width in reversed(parts[:-1]):     # n not a power of two: the rest
+        a.shl(value, Imm(8 * low_width))
+        b.emit("or", value, low)
+    return value
+
+
 class X86Scalar:
     arch = "x86_64"
 
@@ -79,12 +108,10 @@ class X86Scalar:
 
     # --- the CTR counter: 16 big-endian bytes as hi (bytes 0..7) : lo (bytes 8..15) ------
     def load_big_endian_128(self, b: KernelBuilder, at: Reg) -> tuple[Reg, Reg]:
-        hi, lo = b.gp(), b.gp()
-        b.asm.mov(hi, Mem(64, base=at, disp=0))
-        b.asm.mov(lo, Mem(64, base=at, disp=8))
-        b.asm.bswap(hi)
-        b.asm.bswap(lo)
-        return hi, lo
+        """The 16 bytes at ``at`` as hi (bytes 0..7) : lo (bytes 8..15), big-endian, read
+        a byte at a time (load_bytes: an IV the caller has just written)."""
+        return (load_bytes(b, at, 0, 8, big_endian=True),
+                load_bytes(b, at, 8, 8, big_endian=True))
 
     def load_pair(self, b: KernelBuilder, base: Reg, disp: int) -> tuple[Reg, Reg]:
         """The 64-bit words at base+disp and 8 bytes above it."""

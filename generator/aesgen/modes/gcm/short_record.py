@@ -19,6 +19,7 @@ Nothing is left in the context for streaming calls: seal and open are one-shot.
 """
 from __future__ import annotations
 
+from ...arch.x86_64.scalar import load_bytes
 from ...arch.x86_64.short_bytes import short_move
 from ...dsl.operands import Imm, Mem, Reg, kmask
 
@@ -41,13 +42,13 @@ def takes_short_path(g, nonce_len: Reg, aad_len: Reg, length: Reg, general, reco
 
 
 def nonce_block(g, nonce: Reg) -> Reg:
-    """A register holding the 12-byte nonce at ptr, then four zero bytes (read as 8 + 4
-    bytes: nothing past the nonce)."""
-    a, b, v = g.a, g.b, g.v
-    base, hi, lo = b.xmm(), b.xmm(), b.gp()
-    a.mov(lo, Mem(64, base=nonce))
-    v.from_gp64(base, lo)
-    v.load_u32(hi, Mem(32, base=nonce, disp=8))
+    """A register holding the 12-byte nonce at ptr, then four zero bytes, read a byte at a
+    time (load_bytes: a TLS stack writes each record's nonce just before the call) and
+    nothing past the nonce."""
+    b, v = g.b, g.v
+    base, hi = b.xmm(), b.xmm()
+    v.from_gp64(base, load_bytes(b, nonce, 0, 8, big_endian=False))
+    v.from_gp64(hi, load_bytes(b, nonce, 8, 4, big_endian=False))
     v.unpack_low_qwords(base, base, hi)
     return base
 
