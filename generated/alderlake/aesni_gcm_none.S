@@ -5436,21 +5436,21 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -5611,29 +5611,29 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	-128(%rcx), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -5966,13 +5966,13 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -6113,7 +6113,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6173,7 +6173,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6262,21 +6262,21 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6401,32 +6401,32 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -6720,13 +6720,13 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -6847,7 +6847,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6899,7 +6899,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6980,21 +6980,21 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -7137,31 +7137,31 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -7474,13 +7474,13 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7611,7 +7611,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7667,7 +7667,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7759,8 +7759,29 @@ aesgen_aesni_gcm_none_encrypt_data:
 .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_data_step1:
+.Laesgen_aesni_gcm_none_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x8:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -7902,29 +7923,29 @@ aesgen_aesni_gcm_none_decrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain256
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	(%rsi), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -8217,13 +8238,13 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -8334,7 +8355,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8375,7 +8396,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8464,32 +8485,32 @@ aesgen_aesni_gcm_none_decrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain128
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -8743,13 +8764,13 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -8840,7 +8861,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8873,7 +8894,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8954,31 +8975,31 @@ aesgen_aesni_gcm_none_decrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain192
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -9251,13 +9272,13 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9358,7 +9379,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9395,7 +9416,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9487,8 +9508,29 @@ aesgen_aesni_gcm_none_decrypt_data:
 .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_data_step1:
+.Laesgen_aesni_gcm_none_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x8:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

@@ -5762,7 +5762,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5913,21 +5913,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6129,21 +6129,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done256
 .Laesgen_aesni_gcm_r2_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6356,7 +6356,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vpxor	%xmm14, %xmm11, %xmm11
@@ -6584,30 +6584,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	-128(%rcx), %xmm8
+	vmovdqu	-128(%rcx), %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -6891,29 +6891,29 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	-128(%rcx), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -7162,29 +7162,29 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	-128(%rcx), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -7538,13 +7538,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next4_256
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7685,7 +7685,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next1_256
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7745,7 +7745,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7860,7 +7860,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -7975,21 +7975,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -8155,21 +8155,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done128
 .Laesgen_aesni_gcm_r2_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -8351,7 +8351,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	48(%rdi), %xmm0
 	vmovdqu	-96(%rcx), %xmm13
@@ -8540,30 +8540,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm14, %xmm10, %xmm10
@@ -8809,32 +8809,32 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -9044,32 +9044,32 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -9384,13 +9384,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next4_128
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9511,7 +9511,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next1_128
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9563,7 +9563,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9670,7 +9670,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -9803,21 +9803,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -10001,21 +10001,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done192
 .Laesgen_aesni_gcm_r2_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -10212,7 +10212,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vpxor	%xmm14, %xmm12, %xmm12
@@ -10422,29 +10422,29 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -10709,31 +10709,31 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -10962,31 +10962,31 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -11320,13 +11320,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next4_192
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -11457,7 +11457,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next1_192
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11513,7 +11513,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11605,11 +11605,29 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r2_encrypt_data_batch1:
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r2_encrypt_data_step1:
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r2_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -11792,7 +11810,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vpxor	%xmm14, %xmm11, %xmm11
@@ -12020,30 +12038,30 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	(%rsi), %xmm8
+	vmovdqu	(%rsi), %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -12327,29 +12345,29 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	(%rsi), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -12598,29 +12616,29 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	(%rsi), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -12934,13 +12952,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -13051,7 +13069,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13092,7 +13110,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13224,7 +13242,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	48(%rdi), %xmm0
 	vmovdqu	32(%rsi), %xmm13
@@ -13413,30 +13431,30 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm14, %xmm10, %xmm10
@@ -13682,32 +13700,32 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -13917,32 +13935,32 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -14217,13 +14235,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -14314,7 +14332,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14347,7 +14365,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14468,7 +14486,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vpxor	%xmm14, %xmm12, %xmm12
@@ -14678,29 +14696,29 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -14965,31 +14983,31 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15218,31 +15236,31 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15536,13 +15554,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -15643,7 +15661,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -15680,7 +15698,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -15772,11 +15790,29 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r2_decrypt_data_batch1:
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r2_decrypt_data_step1:
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r2_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

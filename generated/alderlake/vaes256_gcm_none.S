@@ -5570,21 +5570,21 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_first_done256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -5745,30 +5745,30 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_drain256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$1, 256(%rdi), %ymm9, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$16, 256(%rdi), %ymm9, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -6108,13 +6108,13 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next4_256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -6255,7 +6255,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next1_256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6315,7 +6315,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_encrypt_data_end256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6406,21 +6406,21 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_first_done128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -6545,33 +6545,33 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_drain128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -6872,13 +6872,13 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next4_128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -6999,7 +6999,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next1_128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7051,7 +7051,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_encrypt_data_end128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7134,21 +7134,21 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_first_done192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -7291,31 +7291,31 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_drain192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
@@ -7636,13 +7636,13 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next4_192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7773,7 +7773,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next1_192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7829,7 +7829,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_encrypt_data_end192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7925,16 +7925,53 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_none_encrypt_data_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
 .Laesgen_vaes256_gcm_none_encrypt_data_bswap256:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x2:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x3:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x4:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x5:
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x6:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x7:
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x8:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_vaes256_gcm_none_encrypt_data_step1:
+.Laesgen_vaes256_gcm_none_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -8078,30 +8115,30 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_decrypt_data_drain256
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$1, 256(%rdi), %ymm9, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$16, 256(%rdi), %ymm9, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -8397,13 +8434,13 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -8514,7 +8551,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8555,7 +8592,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_decrypt_data_end256
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8646,33 +8683,33 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_decrypt_data_drain128
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -8929,13 +8966,13 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9026,7 +9063,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9059,7 +9096,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_decrypt_data_end128
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9142,31 +9179,31 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_decrypt_data_drain192
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
@@ -9443,13 +9480,13 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9550,7 +9587,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9587,7 +9624,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_decrypt_data_end192
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9683,16 +9720,53 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_none_decrypt_data_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
 .Laesgen_vaes256_gcm_none_decrypt_data_bswap256:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x2:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x3:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x4:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x5:
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x6:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x7:
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x8:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_vaes256_gcm_none_decrypt_data_step1:
+.Laesgen_vaes256_gcm_none_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

@@ -5881,7 +5881,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	704(%rdi), %ymm8, %ymm8
 	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	704(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -6041,21 +6041,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -6257,21 +6257,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -6483,7 +6483,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -6724,31 +6724,31 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	-256(%rcx), %ymm8
+	vmovdqu	-256(%rcx), %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$1, 256(%rdi), %ymm9, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$16, 256(%rdi), %ymm9, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -7035,30 +7035,30 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top256
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$1, 256(%rdi), %ymm9, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$16, 256(%rdi), %ymm9, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -7310,30 +7310,30 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$1, 256(%rdi), %ymm9, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$16, 256(%rdi), %ymm9, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -7693,13 +7693,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next4_256
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7840,7 +7840,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next1_256
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7900,7 +7900,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_end256
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8017,7 +8017,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	704(%rdi), %ymm8, %ymm8
 	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	704(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -8141,21 +8141,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -8321,21 +8321,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -8515,7 +8515,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
@@ -8719,30 +8719,30 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqu	-256(%rcx), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm10, %ymm10
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -8991,33 +8991,33 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top128
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -9230,33 +9230,33 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -9577,13 +9577,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next4_128
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9704,7 +9704,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next1_128
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9756,7 +9756,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_end128
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9865,7 +9865,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	704(%rdi), %ymm8, %ymm8
 	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	704(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -10007,21 +10007,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -10205,21 +10205,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -10415,7 +10415,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -10636,32 +10636,32 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	-256(%rcx), %ymm7
+	vmovdqu	-256(%rcx), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -10929,31 +10929,31 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top192
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
@@ -11186,31 +11186,31 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
@@ -11551,13 +11551,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next4_192
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -11688,7 +11688,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next1_192
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11744,7 +11744,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_end192
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11840,23 +11840,56 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_r1_encrypt_data_batch2:
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8:
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_r1_encrypt_data_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
 .Laesgen_vaes256_gcm_r1_encrypt_data_bswap256:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5:
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7:
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes256_gcm_r1_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_vaes256_gcm_r1_encrypt_data_step1:
+.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -12038,7 +12071,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -12279,31 +12312,31 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	(%rsi), %ymm8
+	vmovdqu	(%rsi), %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$1, 256(%rdi), %ymm9, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$16, 256(%rdi), %ymm9, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -12590,30 +12623,30 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top256
 .Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$1, 256(%rdi), %ymm9, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$16, 256(%rdi), %ymm9, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -12865,30 +12898,30 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$1, 256(%rdi), %ymm9, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$16, 256(%rdi), %ymm9, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -13204,13 +13237,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -13321,7 +13354,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13362,7 +13395,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_end256
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13495,7 +13528,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm13
 	vbroadcasti128	32(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
@@ -13699,30 +13732,30 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm10, %ymm10
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -13971,33 +14004,33 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top128
 .Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -14210,33 +14243,33 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -14513,13 +14546,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -14610,7 +14643,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14643,7 +14676,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_end128
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14766,7 +14799,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -14987,32 +15020,32 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	(%rsi), %ymm7
+	vmovdqu	(%rsi), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -15280,31 +15313,31 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top192
 .Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
@@ -15537,31 +15570,31 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
@@ -15858,13 +15891,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -15965,7 +15998,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -16002,7 +16035,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_end192
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -16098,7 +16131,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_r1_decrypt_data_batch2:
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8:
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
@@ -16106,15 +16139,48 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_r1_decrypt_data_step2:
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5:
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7:
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes256_gcm_r1_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_vaes256_gcm_r1_decrypt_data_step1:
+.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

@@ -5732,7 +5732,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5892,21 +5892,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6108,21 +6108,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done256
 .Laesgen_aesni_gcm_r1_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6332,7 +6332,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -6570,30 +6570,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	-128(%rcx), %xmm8
+	vmovdqu	-128(%rcx), %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -6877,29 +6877,29 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	-128(%rcx), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -7148,29 +7148,29 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	-128(%rcx), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -7522,13 +7522,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next4_256
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7669,7 +7669,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next1_256
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7729,7 +7729,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7844,7 +7844,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -7968,21 +7968,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -8148,21 +8148,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done128
 .Laesgen_aesni_gcm_r1_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -8341,7 +8341,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
 	vpxor	560(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
@@ -8540,30 +8540,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm14, %xmm10, %xmm10
@@ -8809,32 +8809,32 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -9044,32 +9044,32 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -9382,13 +9382,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next4_128
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9509,7 +9509,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next1_128
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9561,7 +9561,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9668,7 +9668,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -9810,21 +9810,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -10008,21 +10008,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done192
 .Laesgen_aesni_gcm_r1_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -10216,7 +10216,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
@@ -10436,29 +10436,29 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -10723,31 +10723,31 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -10976,31 +10976,31 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -11332,13 +11332,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next4_192
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -11469,7 +11469,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next1_192
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11525,7 +11525,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11617,11 +11617,29 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r1_encrypt_data_batch1:
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r1_encrypt_data_step1:
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r1_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -11803,7 +11821,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
 	vpxor	560(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -12041,30 +12059,30 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	(%rsi), %xmm8
+	vmovdqu	(%rsi), %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -12348,29 +12366,29 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	(%rsi), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -12619,29 +12637,29 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	(%rsi), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm9, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$16, 256(%rdi), %xmm9, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -12953,13 +12971,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -13070,7 +13088,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13111,7 +13129,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13242,7 +13260,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
 	vpxor	560(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
@@ -13441,30 +13459,30 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm14, %xmm10, %xmm10
@@ -13710,32 +13728,32 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -13945,32 +13963,32 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
@@ -14243,13 +14261,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -14340,7 +14358,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14373,7 +14391,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14493,7 +14511,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
@@ -14713,29 +14731,29 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15000,31 +15018,31 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15253,31 +15271,31 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15569,13 +15587,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -15676,7 +15694,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -15713,7 +15731,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -15805,11 +15823,29 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r1_decrypt_data_batch1:
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r1_decrypt_data_step1:
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r1_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

@@ -5874,7 +5874,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm11, %zmm16, %zmm17
 	vpaddb	%zmm11, %zmm17, %zmm18
 	vpaddb	%zmm11, %zmm18, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm12, %zmm12
 	vpxorq	%zmm19, %zmm13, %zmm13
@@ -6023,21 +6023,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -6207,7 +6207,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	1168(%rdi), %zmm22
 	vpaddb	%zmm11, %zmm18, %zmm11
 	vmovdqu64	1232(%rdi), %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -6444,30 +6444,30 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top256
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	-128(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -6707,7 +6707,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -6912,9 +6912,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -7190,13 +7190,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -7612,21 +7612,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8450,7 +8450,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8583,9 +8583,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8790,13 +8790,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9141,21 +9141,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9843,7 +9843,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm11, %zmm16, %zmm17
 	vpaddb	%zmm11, %zmm17, %zmm18
 	vpaddb	%zmm11, %zmm18, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm12, %zmm12
 	vpxorq	%zmm19, %zmm13, %zmm13
@@ -9956,21 +9956,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -10106,7 +10106,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
 	vpaddb	%zmm11, %zmm18, %zmm11
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
@@ -10305,54 +10305,54 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top128
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$1, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1232(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm27
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpxorq	%zmm26, %zmm22, %zmm22
+	vpxorq	%zmm26, %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vmovdqa64	%zmm23, %zmm23
+	vmovdqa64	%zmm24, %zmm24
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm27, %zmm24, %zmm23
+	vpternlogd	$150, %zmm27, %zmm20, %zmm24
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm24, %zmm24
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vmovdqu64	-256(%rcx), %zmm20
 	vpxorq	%zmm19, %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vmovdqu64	-192(%rcx), %zmm24
+	vmovdqu64	-192(%rcx), %zmm21
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	1040(%rdi), %zmm25
@@ -10367,22 +10367,22 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm19
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm21
+	vpternlogd	$150, %zmm19, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpternlogd	$150, %zmm25, %zmm28, %zmm22
+	vpternlogd	$150, %zmm25, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	-384(%rcx), %zmm19
 	vaesenc	%zmm3, %zmm12, %zmm12
@@ -10393,20 +10393,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -10414,14 +10414,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -10435,7 +10435,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm6, %zmm15, %zmm15
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -10446,64 +10446,64 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm16, %zmm16
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm0
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm21, %xmm0
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vaesenc	%zmm9, %zmm14, %zmm14
 	vextracti64x4	$1, %zmm22, %ymm0
-	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm11, %zmm11
 	vpxorq	%ymm0, %ymm22, %ymm22
-	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm12, %zmm12
 	vextracti32x4	$1, %ymm22, %xmm0
-	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm13, %zmm13
 	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -10532,7 +10532,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10729,9 +10729,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10995,13 +10995,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11397,21 +11397,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12199,7 +12199,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12324,9 +12324,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12519,13 +12519,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12850,21 +12850,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13516,7 +13516,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm11, %zmm16, %zmm17
 	vpaddb	%zmm11, %zmm17, %zmm18
 	vpaddb	%zmm11, %zmm18, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm12, %zmm12
 	vpxorq	%zmm19, %zmm13, %zmm13
@@ -13647,21 +13647,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -13814,7 +13814,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	1232(%rdi), %zmm23
 	vpaddb	%zmm11, %zmm18, %zmm11
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -14032,59 +14032,59 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top192
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1168(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqu64	-256(%rcx), %zmm20
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vmovdqu64	-192(%rcx), %zmm24
+	vmovdqu64	-192(%rcx), %zmm21
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm17, %zmm17
@@ -14100,23 +14100,23 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
 	vbroadcasti32x4	48(%rdi), %zmm19
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	-384(%rcx), %zmm20
@@ -14128,21 +14128,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
@@ -14151,14 +14151,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -14174,7 +14174,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -14186,69 +14186,69 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -14277,7 +14277,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14478,9 +14478,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14750,13 +14750,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15162,21 +15162,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15982,7 +15982,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -16111,9 +16111,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -16312,13 +16312,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -16653,21 +16653,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17356,17 +17356,53 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_encrypt_data_batch4:
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_encrypt_data_step4:
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out, final): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -17541,7 +17577,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu64	1168(%rdi), %zmm22
 	vpaddb	%zmm11, %zmm18, %zmm11
 	vmovdqu64	1232(%rdi), %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -17778,30 +17814,30 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top256
 .Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	384(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -18042,7 +18078,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18174,9 +18210,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18379,13 +18415,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18726,21 +18762,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19428,7 +19464,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
 	vpaddb	%zmm11, %zmm18, %zmm11
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
@@ -19627,54 +19663,54 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top128
 .Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$1, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1232(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm27
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpxorq	%zmm26, %zmm22, %zmm22
+	vpxorq	%zmm26, %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vmovdqa64	%zmm23, %zmm23
+	vmovdqa64	%zmm24, %zmm24
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm27, %zmm24, %zmm23
+	vpternlogd	$150, %zmm27, %zmm20, %zmm24
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm24, %zmm24
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vmovdqu64	256(%rsi), %zmm20
 	vpxorq	%zmm19, %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vmovdqu64	320(%rsi), %zmm24
+	vmovdqu64	320(%rsi), %zmm21
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	1040(%rdi), %zmm25
@@ -19689,22 +19725,22 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm19
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm21
+	vpternlogd	$150, %zmm19, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpternlogd	$150, %zmm25, %zmm28, %zmm22
+	vpternlogd	$150, %zmm25, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	128(%rsi), %zmm19
 	vaesenc	%zmm3, %zmm12, %zmm12
@@ -19715,20 +19751,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -19736,14 +19772,14 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -19757,7 +19793,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm6, %zmm15, %zmm15
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -19768,64 +19804,64 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm16, %zmm16
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm0
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm21, %xmm0
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vaesenc	%zmm9, %zmm14, %zmm14
 	vextracti64x4	$1, %zmm22, %ymm0
-	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm11, %zmm11
 	vpxorq	%ymm0, %ymm22, %ymm22
-	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm12, %zmm12
 	vextracti32x4	$1, %ymm22, %xmm0
-	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm13, %zmm13
 	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -19855,7 +19891,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19979,9 +20015,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20172,13 +20208,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20499,21 +20535,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21164,7 +21200,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu64	1232(%rdi), %zmm23
 	vpaddb	%zmm11, %zmm18, %zmm11
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -21382,59 +21418,59 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top192
 .Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1168(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqu64	256(%rsi), %zmm20
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vmovdqu64	320(%rsi), %zmm24
+	vmovdqu64	320(%rsi), %zmm21
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm17, %zmm17
@@ -21450,23 +21486,23 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
 	vbroadcasti32x4	48(%rdi), %zmm19
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	128(%rsi), %zmm20
@@ -21478,21 +21514,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
@@ -21501,14 +21537,14 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -21524,7 +21560,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -21536,69 +21572,69 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -21628,7 +21664,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21756,9 +21792,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21955,13 +21991,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -22292,21 +22328,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -22987,17 +23023,53 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_decrypt_data_batch4:
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_decrypt_data_step4:
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

@@ -6196,7 +6196,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
 	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm19
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
@@ -6347,21 +6347,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -6554,21 +6554,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -6762,7 +6762,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
 	vbroadcasti32x4	32(%rdi), %zmm19
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
@@ -7000,29 +7000,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1168(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	1232(%rdi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
@@ -7300,30 +7300,30 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	-128(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -7566,30 +7566,30 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	-128(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -7851,7 +7851,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8056,9 +8056,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8334,13 +8334,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8756,21 +8756,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9594,7 +9594,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9727,9 +9727,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9934,13 +9934,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10285,21 +10285,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10994,7 +10994,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
 	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
@@ -11109,21 +11109,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -11280,21 +11280,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -11456,7 +11456,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm25
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm27
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
@@ -11655,31 +11655,31 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	-128(%rcx), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vmovdqu64	1168(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm11, %zmm11
@@ -11918,54 +11918,54 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$1, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1232(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm27
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpxorq	%zmm26, %zmm22, %zmm22
+	vpxorq	%zmm26, %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vmovdqa64	%zmm23, %zmm23
+	vmovdqa64	%zmm24, %zmm24
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm27, %zmm24, %zmm23
+	vpternlogd	$150, %zmm27, %zmm20, %zmm24
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm24, %zmm24
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vmovdqu64	-256(%rcx), %zmm20
 	vpxorq	%zmm19, %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vmovdqu64	-192(%rcx), %zmm24
+	vmovdqu64	-192(%rcx), %zmm21
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	1040(%rdi), %zmm25
@@ -11980,22 +11980,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm19
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm21
+	vpternlogd	$150, %zmm19, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpternlogd	$150, %zmm25, %zmm28, %zmm22
+	vpternlogd	$150, %zmm25, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	-384(%rcx), %zmm19
 	vaesenc	%zmm3, %zmm12, %zmm12
@@ -12006,20 +12006,20 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -12027,14 +12027,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -12048,7 +12048,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm6, %zmm15, %zmm15
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -12059,64 +12059,64 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm16, %zmm16
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm0
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm21, %xmm0
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vaesenc	%zmm9, %zmm14, %zmm14
 	vextracti64x4	$1, %zmm22, %ymm0
-	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm11, %zmm11
 	vpxorq	%ymm0, %ymm22, %ymm22
-	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm12, %zmm12
 	vextracti32x4	$1, %ymm22, %xmm0
-	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm13, %zmm13
 	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -12148,54 +12148,54 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$1, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1232(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm27
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpxorq	%zmm26, %zmm22, %zmm22
+	vpxorq	%zmm26, %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vmovdqa64	%zmm23, %zmm23
+	vmovdqa64	%zmm24, %zmm24
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm27, %zmm24, %zmm23
+	vpternlogd	$150, %zmm27, %zmm20, %zmm24
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm24, %zmm24
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vmovdqu64	-256(%rcx), %zmm20
 	vpxorq	%zmm19, %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vmovdqu64	-192(%rcx), %zmm24
+	vmovdqu64	-192(%rcx), %zmm21
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	1040(%rdi), %zmm25
@@ -12210,22 +12210,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm19
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm21
+	vpternlogd	$150, %zmm19, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpternlogd	$150, %zmm25, %zmm28, %zmm22
+	vpternlogd	$150, %zmm25, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	-384(%rcx), %zmm19
 	vaesenc	%zmm3, %zmm12, %zmm12
@@ -12236,20 +12236,20 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -12257,14 +12257,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -12278,7 +12278,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm6, %zmm15, %zmm15
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -12289,64 +12289,64 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm16, %zmm16
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm0
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm21, %xmm0
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vaesenc	%zmm9, %zmm14, %zmm14
 	vextracti64x4	$1, %zmm22, %ymm0
-	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm11, %zmm11
 	vpxorq	%ymm0, %ymm22, %ymm22
-	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm12, %zmm12
 	vextracti32x4	$1, %ymm22, %xmm0
-	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm13, %zmm13
 	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -12397,7 +12397,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12594,9 +12594,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12860,13 +12860,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13262,21 +13262,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14064,7 +14064,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14189,9 +14189,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14384,13 +14384,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14715,21 +14715,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15388,7 +15388,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
 	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm19
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
@@ -15521,21 +15521,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -15710,21 +15710,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -15902,7 +15902,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
 	vbroadcasti32x4	32(%rdi), %zmm19
 	vaesenc	%zmm19, %zmm12, %zmm12
@@ -16118,54 +16118,54 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	-128(%rcx), %zmm18
+	vmovdqu64	-128(%rcx), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm13, %zmm13
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vmovdqu64	-256(%rcx), %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
@@ -16178,22 +16178,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	1040(%rdi), %zmm24
+	vmovdqu64	1040(%rdi), %zmm21
 	vpxorq	1728(%rdi), %zmm12, %zmm12
 	vmovdqu64	1104(%rdi), %zmm25
 	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vpxorq	1728(%rdi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vpxorq	1728(%rdi), %zmm14, %zmm14
 	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vpxorq	1728(%rdi), %zmm15, %zmm15
 	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
@@ -16204,25 +16204,25 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vpxorq	1728(%rdi), %zmm16, %zmm16
 	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vpxorq	1728(%rdi), %zmm17, %zmm17
 	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vbroadcasti32x4	32(%rdi), %zmm19
 	vmovdqu64	-384(%rcx), %zmm20
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vmovdqu64	-320(%rcx), %zmm24
+	vmovdqu64	-320(%rcx), %zmm21
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	912(%rdi), %zmm25
@@ -16240,25 +16240,25 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm19
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vmovdqu64	-512(%rcx), %zmm19
@@ -16276,7 +16276,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -16289,77 +16289,77 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpsrldq	$8, %zmm23, %zmm0
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm13, %zmm13
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm16, %zmm16
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm13, %zmm13
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -16402,59 +16402,59 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1168(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqu64	-256(%rcx), %zmm20
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vmovdqu64	-192(%rcx), %zmm24
+	vmovdqu64	-192(%rcx), %zmm21
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm17, %zmm17
@@ -16470,23 +16470,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
 	vbroadcasti32x4	48(%rdi), %zmm19
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	-384(%rcx), %zmm20
@@ -16498,21 +16498,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
@@ -16521,14 +16521,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -16544,7 +16544,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -16556,69 +16556,69 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -16650,59 +16650,59 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1168(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqu64	-256(%rcx), %zmm20
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vmovdqu64	-192(%rcx), %zmm24
+	vmovdqu64	-192(%rcx), %zmm21
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm17, %zmm17
@@ -16718,23 +16718,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
 	vbroadcasti32x4	48(%rdi), %zmm19
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	-384(%rcx), %zmm20
@@ -16746,21 +16746,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
@@ -16769,14 +16769,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -16792,7 +16792,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -16804,69 +16804,69 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -16917,7 +16917,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17118,9 +17118,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17390,13 +17390,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17802,21 +17802,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18622,7 +18622,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18751,9 +18751,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18952,13 +18952,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19293,21 +19293,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19984,23 +19984,59 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r1_encrypt_data_batch4:
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	6
-.Laesgen_vaes512_gcm_r1_encrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
 .Laesgen_vaes512_gcm_r1_encrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r1_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -20187,7 +20223,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
 	vbroadcasti32x4	32(%rdi), %zmm19
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
@@ -20425,29 +20461,29 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1168(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	1232(%rdi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
@@ -20725,30 +20761,30 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	384(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -20991,30 +21027,30 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	384(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -21277,7 +21313,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21409,9 +21445,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21614,13 +21650,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21961,21 +21997,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -22674,7 +22710,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm25
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm27
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
@@ -22873,31 +22909,31 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	384(%rsi), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	448(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vmovdqu64	1168(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm11, %zmm11
@@ -23136,54 +23172,54 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$1, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1232(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm27
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpxorq	%zmm26, %zmm22, %zmm22
+	vpxorq	%zmm26, %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vmovdqa64	%zmm23, %zmm23
+	vmovdqa64	%zmm24, %zmm24
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm27, %zmm24, %zmm23
+	vpternlogd	$150, %zmm27, %zmm20, %zmm24
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm24, %zmm24
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vmovdqu64	256(%rsi), %zmm20
 	vpxorq	%zmm19, %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vmovdqu64	320(%rsi), %zmm24
+	vmovdqu64	320(%rsi), %zmm21
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	1040(%rdi), %zmm25
@@ -23198,22 +23234,22 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm19
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm21
+	vpternlogd	$150, %zmm19, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpternlogd	$150, %zmm25, %zmm28, %zmm22
+	vpternlogd	$150, %zmm25, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	128(%rsi), %zmm19
 	vaesenc	%zmm3, %zmm12, %zmm12
@@ -23224,20 +23260,20 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -23245,14 +23281,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -23266,7 +23302,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm6, %zmm15, %zmm15
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -23277,64 +23313,64 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm16, %zmm16
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm0
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm21, %xmm0
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vaesenc	%zmm9, %zmm14, %zmm14
 	vextracti64x4	$1, %zmm22, %ymm0
-	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm11, %zmm11
 	vpxorq	%ymm0, %ymm22, %ymm22
-	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm12, %zmm12
 	vextracti32x4	$1, %ymm22, %xmm0
-	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm13, %zmm13
 	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -23366,54 +23402,54 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$1, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1232(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm27
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpxorq	%zmm26, %zmm22, %zmm22
+	vpxorq	%zmm26, %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vmovdqa64	%zmm23, %zmm23
+	vmovdqa64	%zmm24, %zmm24
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm27, %zmm24, %zmm23
+	vpternlogd	$150, %zmm27, %zmm20, %zmm24
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm24, %zmm24
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vmovdqu64	256(%rsi), %zmm20
 	vpxorq	%zmm19, %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vmovdqu64	320(%rsi), %zmm24
+	vmovdqu64	320(%rsi), %zmm21
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	1040(%rdi), %zmm25
@@ -23428,22 +23464,22 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm19
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm21
+	vpternlogd	$150, %zmm19, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpternlogd	$150, %zmm25, %zmm28, %zmm22
+	vpternlogd	$150, %zmm25, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	128(%rsi), %zmm19
 	vaesenc	%zmm3, %zmm12, %zmm12
@@ -23454,20 +23490,20 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -23475,14 +23511,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm4, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -23496,7 +23532,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm6, %zmm15, %zmm15
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -23507,64 +23543,64 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm16, %zmm16
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm0
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm21, %xmm0
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vaesenc	%zmm9, %zmm14, %zmm14
 	vextracti64x4	$1, %zmm22, %ymm0
-	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm11, %zmm11
 	vpxorq	%ymm0, %ymm22, %ymm22
-	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm12, %zmm12
 	vextracti32x4	$1, %ymm22, %xmm0
-	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm13, %zmm13
 	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm23, %ymm0
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm23, %xmm0
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -23616,7 +23652,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -23740,9 +23776,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -23933,13 +23969,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24260,21 +24296,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24935,7 +24971,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
 	vbroadcasti32x4	32(%rdi), %zmm19
 	vaesenc	%zmm19, %zmm12, %zmm12
@@ -25151,54 +25187,54 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	384(%rsi), %zmm18
+	vmovdqu64	384(%rsi), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	448(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm13, %zmm13
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vmovdqu64	256(%rsi), %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
@@ -25211,22 +25247,22 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	1040(%rdi), %zmm24
+	vmovdqu64	1040(%rdi), %zmm21
 	vpxorq	1728(%rdi), %zmm12, %zmm12
 	vmovdqu64	1104(%rdi), %zmm25
 	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vpxorq	1728(%rdi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vpxorq	1728(%rdi), %zmm14, %zmm14
 	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vpxorq	1728(%rdi), %zmm15, %zmm15
 	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
@@ -25237,25 +25273,25 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vpxorq	1728(%rdi), %zmm16, %zmm16
 	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vpxorq	1728(%rdi), %zmm17, %zmm17
 	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vbroadcasti32x4	32(%rdi), %zmm19
 	vmovdqu64	128(%rsi), %zmm20
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vmovdqu64	192(%rsi), %zmm24
+	vmovdqu64	192(%rsi), %zmm21
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	912(%rdi), %zmm25
@@ -25273,25 +25309,25 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm19
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vmovdqu64	(%rsi), %zmm19
@@ -25309,7 +25345,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -25322,77 +25358,77 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpsrldq	$8, %zmm23, %zmm0
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm13, %zmm13
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm16, %zmm16
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm13, %zmm13
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -25435,59 +25471,59 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1168(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqu64	256(%rsi), %zmm20
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vmovdqu64	320(%rsi), %zmm24
+	vmovdqu64	320(%rsi), %zmm21
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm17, %zmm17
@@ -25503,23 +25539,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
 	vbroadcasti32x4	48(%rdi), %zmm19
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	128(%rsi), %zmm20
@@ -25531,21 +25567,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
@@ -25554,14 +25590,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -25577,7 +25613,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -25589,69 +25625,69 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -25683,59 +25719,59 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1168(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqu64	256(%rsi), %zmm20
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vmovdqu64	320(%rsi), %zmm24
+	vmovdqu64	320(%rsi), %zmm21
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm17, %zmm17
@@ -25751,23 +25787,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
 	vbroadcasti32x4	48(%rdi), %zmm19
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	128(%rsi), %zmm20
@@ -25779,21 +25815,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
@@ -25802,14 +25838,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -25825,7 +25861,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -25837,69 +25873,69 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -25951,7 +25987,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26079,9 +26115,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26278,13 +26314,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26615,21 +26651,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27298,7 +27334,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r1_decrypt_data_batch4:
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -27310,11 +27346,47 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r1_decrypt_data_step4:
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r1_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

@@ -6226,7 +6226,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
 	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	48(%rdi), %zmm19
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
@@ -6368,21 +6368,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -6575,21 +6575,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -6786,7 +6786,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	48(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -7014,29 +7014,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1168(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	1232(%rdi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
@@ -7314,30 +7314,30 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	-128(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -7580,30 +7580,30 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	-128(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -7867,7 +7867,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8072,9 +8072,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8350,13 +8350,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8772,21 +8772,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9610,7 +9610,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9743,9 +9743,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9950,13 +9950,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10301,21 +10301,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11009,7 +11009,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	2112(%rdi,%r9,1), %zmm10, %zmm16
 	vpxorq	2176(%rdi,%r9,1), %zmm10, %zmm17
 	vpxorq	2240(%rdi,%r9,1), %zmm10, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -11116,21 +11116,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vpxorq	%zmm18, %zmm11, %zmm11
@@ -11288,21 +11288,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vpxorq	%zmm18, %zmm11, %zmm11
@@ -11468,7 +11468,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$17, %zmm20, %zmm18, %zmm25
 	vpxorq	2240(%rdi,%r9,1), %zmm10, %zmm10
 	vpclmulqdq	$1, %zmm20, %zmm18, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm20, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vpxorq	%zmm24, %zmm21, %zmm20
@@ -11658,31 +11658,31 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu64	-128(%rcx), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
 	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$1, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$16, %zmm18, %zmm17, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
 	vpxorq	%zmm18, %zmm10, %zmm10
@@ -11922,55 +11922,55 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vmovdqu64	-128(%rcx), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vmovdqu64	-64(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vmovdqu64	1232(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$1, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
+	vmovdqu64	1168(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	1232(%rdi), %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm17, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm19, %zmm17, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm17, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm19, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm20
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpxorq	%zmm18, %zmm10, %zmm10
-	vpxorq	%zmm24, %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm18, %zmm12, %zmm12
-	vmovdqa64	%zmm22, %zmm22
+	vmovdqa64	%zmm23, %zmm23
 	vpxorq	%zmm18, %zmm13, %zmm13
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm19, %zmm23
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vpxorq	%zmm19, %zmm22, %zmm22
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vmovdqu64	-256(%rcx), %zmm19
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	16(%rdi), %zmm18
-	vmovdqu64	-192(%rcx), %zmm23
+	vmovdqu64	-192(%rcx), %zmm20
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm18, %zmm11, %zmm11
 	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm18, %zmm12, %zmm12
@@ -11985,22 +11985,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vbroadcasti32x4	32(%rdi), %zmm18
-	vpclmulqdq	$0, %zmm25, %zmm23, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm25, %zmm23, %zmm29
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vaesenc	%zmm18, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm25, %zmm23, %zmm30
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vaesenc	%zmm18, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm25, %zmm23, %zmm23
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm18, %zmm13, %zmm13
-	vpternlogd	$150, %zmm24, %zmm26, %zmm20
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vaesenc	%zmm18, %zmm14, %zmm14
-	vpternlogd	$150, %zmm29, %zmm27, %zmm21
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vaesenc	%zmm18, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vaesenc	%zmm18, %zmm16, %zmm16
 	vaesenc	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm23, %zmm30, %zmm22
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vmovdqu64	-384(%rcx), %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
@@ -12010,20 +12010,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm23
+	vmovdqu64	912(%rdi), %zmm20
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm24
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm25
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm26
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm27
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm18
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm20
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
 	vaesenc	%zmm3, %zmm15, %zmm15
@@ -12032,13 +12032,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm10, %zmm10
-	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vpternlogd	$150, %zmm18, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vpternlogd	$150, %zmm19, %zmm29, %zmm23
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vmovdqu64	-512(%rcx), %zmm18
 	vaesenc	%zmm4, %zmm15, %zmm15
@@ -12053,7 +12053,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vmovdqu64	784(%rdi), %zmm19
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vmovdqu64	848(%rdi), %zmm23
+	vmovdqu64	848(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vaesenc	%zmm5, %zmm15, %zmm15
@@ -12064,64 +12064,64 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm6, %zmm10, %zmm10
 	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vpclmulqdq	$0, %zmm20, %zmm0, %zmm19
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vpclmulqdq	$17, %zmm20, %zmm0, %zmm27
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vpclmulqdq	$1, %zmm20, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm20, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vpternlogd	$150, %zmm0, %zmm28, %zmm23
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vaesenc	%zmm7, %zmm14, %zmm14
-	vpsrldq	$8, %zmm22, %zmm0
-	vaesenc	%zmm7, %zmm15, %zmm15
 	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm20, %ymm0
+	vextracti64x4	$1, %zmm21, %ymm0
 	vaesenc	%zmm7, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm10, %zmm10
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti32x4	$1, %ymm20, %xmm0
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm21, %ymm0
-	vaesenc	%zmm8, %zmm14, %zmm14
 	vpxorq	%ymm0, %ymm21, %ymm21
-	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm11, %zmm11
 	vextracti32x4	$1, %ymm21, %xmm0
-	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm12, %zmm12
 	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenclast	%zmm9, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenclast	%zmm9, %zmm11, %zmm11
-	vpshufd	$78, %xmm20, %xmm20
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenclast	%zmm9, %zmm14, %zmm14
-	vpshufd	$78, %xmm20, %xmm20
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm21, %xmm20, %xmm20
+	vpxorq	%xmm22, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm17, %zmm17
-	vmovdqa64	%xmm20, %xmm0
+	vmovdqa64	%xmm21, %xmm0
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
 	vpxorq	64(%rsi), %zmm11, %zmm11
@@ -12153,55 +12153,55 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vmovdqu64	-128(%rcx), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vmovdqu64	-64(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vmovdqu64	1232(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$1, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
+	vmovdqu64	1168(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	1232(%rdi), %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm17, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm19, %zmm17, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm17, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm19, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm20
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpxorq	%zmm18, %zmm10, %zmm10
-	vpxorq	%zmm24, %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm18, %zmm12, %zmm12
-	vmovdqa64	%zmm22, %zmm22
+	vmovdqa64	%zmm23, %zmm23
 	vpxorq	%zmm18, %zmm13, %zmm13
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm19, %zmm23
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vpxorq	%zmm19, %zmm22, %zmm22
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vmovdqu64	-256(%rcx), %zmm19
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	16(%rdi), %zmm18
-	vmovdqu64	-192(%rcx), %zmm23
+	vmovdqu64	-192(%rcx), %zmm20
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm18, %zmm11, %zmm11
 	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm18, %zmm12, %zmm12
@@ -12216,22 +12216,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vbroadcasti32x4	32(%rdi), %zmm18
-	vpclmulqdq	$0, %zmm25, %zmm23, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm25, %zmm23, %zmm29
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vaesenc	%zmm18, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm25, %zmm23, %zmm30
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vaesenc	%zmm18, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm25, %zmm23, %zmm23
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm18, %zmm13, %zmm13
-	vpternlogd	$150, %zmm24, %zmm26, %zmm20
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vaesenc	%zmm18, %zmm14, %zmm14
-	vpternlogd	$150, %zmm29, %zmm27, %zmm21
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vaesenc	%zmm18, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vaesenc	%zmm18, %zmm16, %zmm16
 	vaesenc	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm23, %zmm30, %zmm22
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vmovdqu64	-384(%rcx), %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
@@ -12241,20 +12241,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm23
+	vmovdqu64	912(%rdi), %zmm20
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm24
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm25
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm26
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm27
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm18
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm20
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
 	vaesenc	%zmm3, %zmm15, %zmm15
@@ -12263,13 +12263,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm10, %zmm10
-	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vpternlogd	$150, %zmm18, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vpternlogd	$150, %zmm19, %zmm29, %zmm23
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vmovdqu64	-512(%rcx), %zmm18
 	vaesenc	%zmm4, %zmm15, %zmm15
@@ -12284,7 +12284,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vmovdqu64	784(%rdi), %zmm19
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vmovdqu64	848(%rdi), %zmm23
+	vmovdqu64	848(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vaesenc	%zmm5, %zmm15, %zmm15
@@ -12295,64 +12295,64 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm6, %zmm10, %zmm10
 	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vpclmulqdq	$0, %zmm20, %zmm0, %zmm19
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vpclmulqdq	$17, %zmm20, %zmm0, %zmm27
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vpclmulqdq	$1, %zmm20, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm20, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vpternlogd	$150, %zmm0, %zmm28, %zmm23
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vaesenc	%zmm7, %zmm14, %zmm14
-	vpsrldq	$8, %zmm22, %zmm0
-	vaesenc	%zmm7, %zmm15, %zmm15
 	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm20, %ymm0
+	vextracti64x4	$1, %zmm21, %ymm0
 	vaesenc	%zmm7, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm10, %zmm10
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti32x4	$1, %ymm20, %xmm0
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm21, %ymm0
-	vaesenc	%zmm8, %zmm14, %zmm14
 	vpxorq	%ymm0, %ymm21, %ymm21
-	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm11, %zmm11
 	vextracti32x4	$1, %ymm21, %xmm0
-	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm12, %zmm12
 	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenclast	%zmm9, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenclast	%zmm9, %zmm11, %zmm11
-	vpshufd	$78, %xmm20, %xmm20
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenclast	%zmm9, %zmm14, %zmm14
-	vpshufd	$78, %xmm20, %xmm20
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm21, %xmm20, %xmm20
+	vpxorq	%xmm22, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm17, %zmm17
-	vmovdqa64	%xmm20, %xmm0
+	vmovdqa64	%xmm21, %xmm0
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
 	vpxorq	64(%rsi), %zmm11, %zmm11
@@ -12405,7 +12405,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12602,9 +12602,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12868,13 +12868,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13270,21 +13270,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14072,7 +14072,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14197,9 +14197,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14392,13 +14392,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14723,21 +14723,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15396,7 +15396,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	2112(%rdi,%r9,1), %zmm11, %zmm17
 	vpxorq	2176(%rdi,%r9,1), %zmm11, %zmm18
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	48(%rdi), %zmm19
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
@@ -15520,21 +15520,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -15709,21 +15709,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -15904,7 +15904,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	48(%rdi), %zmm19
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
@@ -16110,54 +16110,54 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	-128(%rcx), %zmm18
+	vmovdqu64	-128(%rcx), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm13, %zmm13
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vmovdqu64	-256(%rcx), %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
@@ -16165,9 +16165,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vmovdqu64	-192(%rcx), %zmm24
+	vmovdqu64	-192(%rcx), %zmm21
 	vbroadcasti32x4	32(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	1040(%rdi), %zmm25
@@ -16185,36 +16185,36 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vpxorq	1728(%rdi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm29
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
 	vpxorq	1728(%rdi), %zmm12, %zmm12
 	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vpxorq	1728(%rdi), %zmm13, %zmm13
 	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpternlogd	$150, %zmm29, %zmm28, %zmm22
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
 	vpxorq	1728(%rdi), %zmm14, %zmm14
 	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm20, %zmm19, %zmm23
+	vpternlogd	$150, %zmm20, %zmm19, %zmm24
 	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vpxorq	1728(%rdi), %zmm16, %zmm16
 	vmovdqu64	-384(%rcx), %zmm20
 	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm16, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vmovdqu64	-320(%rcx), %zmm24
+	vmovdqu64	-320(%rcx), %zmm21
 	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpxorq	1728(%rdi), %zmm18, %zmm18
 	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
 	vmovdqu64	912(%rdi), %zmm25
@@ -16232,25 +16232,25 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm19
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vmovdqu64	-512(%rcx), %zmm19
@@ -16268,7 +16268,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -16281,77 +16281,77 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpsrldq	$8, %zmm23, %zmm0
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm13, %zmm13
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm16, %zmm16
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm13, %zmm13
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -16394,59 +16394,59 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1168(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqu64	-256(%rcx), %zmm20
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vmovdqu64	-192(%rcx), %zmm24
+	vmovdqu64	-192(%rcx), %zmm21
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm17, %zmm17
@@ -16462,23 +16462,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
 	vbroadcasti32x4	48(%rdi), %zmm19
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	-384(%rcx), %zmm20
@@ -16490,21 +16490,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
@@ -16513,14 +16513,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -16536,7 +16536,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -16548,69 +16548,69 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -16642,59 +16642,59 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	-128(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1168(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqu64	-256(%rcx), %zmm20
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vmovdqu64	-192(%rcx), %zmm24
+	vmovdqu64	-192(%rcx), %zmm21
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm17, %zmm17
@@ -16710,23 +16710,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
 	vbroadcasti32x4	48(%rdi), %zmm19
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	-384(%rcx), %zmm20
@@ -16738,21 +16738,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
@@ -16761,14 +16761,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -16784,7 +16784,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -16796,69 +16796,69 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -16911,7 +16911,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17112,9 +17112,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17384,13 +17384,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17796,21 +17796,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18616,7 +18616,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18745,9 +18745,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18946,13 +18946,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19287,21 +19287,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19978,23 +19978,59 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r2_encrypt_data_batch4:
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	6
-.Laesgen_vaes512_gcm_r2_encrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
 .Laesgen_vaes512_gcm_r2_encrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r2_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -20182,7 +20218,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	48(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -20410,29 +20446,29 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1168(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	1232(%rdi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
@@ -20710,30 +20746,30 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	384(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -20976,30 +21012,30 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	384(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
@@ -21264,7 +21300,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21396,9 +21432,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21601,13 +21637,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21948,21 +21984,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -22661,7 +22697,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$17, %zmm20, %zmm18, %zmm25
 	vpxorq	2240(%rdi,%r9,1), %zmm10, %zmm10
 	vpclmulqdq	$1, %zmm20, %zmm18, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm20, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vpxorq	%zmm24, %zmm21, %zmm20
@@ -22851,31 +22887,31 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu64	384(%rsi), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	448(%rsi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm13
 	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm14
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm15
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$1, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$16, %zmm18, %zmm17, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm17
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
 	vpxorq	%zmm18, %zmm10, %zmm10
@@ -23115,55 +23151,55 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vmovdqu64	384(%rsi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vmovdqu64	448(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vmovdqu64	1232(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$1, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm13
+	vmovdqu64	1168(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	1232(%rdi), %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm17, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm19, %zmm17, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm17, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm19, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm20
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpxorq	%zmm18, %zmm10, %zmm10
-	vpxorq	%zmm24, %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm18, %zmm12, %zmm12
-	vmovdqa64	%zmm22, %zmm22
+	vmovdqa64	%zmm23, %zmm23
 	vpxorq	%zmm18, %zmm13, %zmm13
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm19, %zmm23
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vpxorq	%zmm19, %zmm22, %zmm22
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vmovdqu64	256(%rsi), %zmm19
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	16(%rdi), %zmm18
-	vmovdqu64	320(%rsi), %zmm23
+	vmovdqu64	320(%rsi), %zmm20
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm18, %zmm11, %zmm11
 	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm18, %zmm12, %zmm12
@@ -23178,22 +23214,22 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vbroadcasti32x4	32(%rdi), %zmm18
-	vpclmulqdq	$0, %zmm25, %zmm23, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm25, %zmm23, %zmm29
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vaesenc	%zmm18, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm25, %zmm23, %zmm30
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vaesenc	%zmm18, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm25, %zmm23, %zmm23
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm18, %zmm13, %zmm13
-	vpternlogd	$150, %zmm24, %zmm26, %zmm20
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vaesenc	%zmm18, %zmm14, %zmm14
-	vpternlogd	$150, %zmm29, %zmm27, %zmm21
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vaesenc	%zmm18, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vaesenc	%zmm18, %zmm16, %zmm16
 	vaesenc	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm23, %zmm30, %zmm22
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vmovdqu64	128(%rsi), %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
@@ -23203,20 +23239,20 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm23
+	vmovdqu64	912(%rdi), %zmm20
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm24
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm25
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm26
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm27
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm18
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm20
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
 	vaesenc	%zmm3, %zmm15, %zmm15
@@ -23225,13 +23261,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm10, %zmm10
-	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vpternlogd	$150, %zmm18, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vpternlogd	$150, %zmm19, %zmm29, %zmm23
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vmovdqu64	(%rsi), %zmm18
 	vaesenc	%zmm4, %zmm15, %zmm15
@@ -23246,7 +23282,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vmovdqu64	784(%rdi), %zmm19
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vmovdqu64	848(%rdi), %zmm23
+	vmovdqu64	848(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vaesenc	%zmm5, %zmm15, %zmm15
@@ -23257,64 +23293,64 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm6, %zmm10, %zmm10
 	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vpclmulqdq	$0, %zmm20, %zmm0, %zmm19
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vpclmulqdq	$17, %zmm20, %zmm0, %zmm27
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vpclmulqdq	$1, %zmm20, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm20, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vpternlogd	$150, %zmm0, %zmm28, %zmm23
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vaesenc	%zmm7, %zmm14, %zmm14
-	vpsrldq	$8, %zmm22, %zmm0
-	vaesenc	%zmm7, %zmm15, %zmm15
 	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm20, %ymm0
+	vextracti64x4	$1, %zmm21, %ymm0
 	vaesenc	%zmm7, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm10, %zmm10
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti32x4	$1, %ymm20, %xmm0
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm21, %ymm0
-	vaesenc	%zmm8, %zmm14, %zmm14
 	vpxorq	%ymm0, %ymm21, %ymm21
-	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm11, %zmm11
 	vextracti32x4	$1, %ymm21, %xmm0
-	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm12, %zmm12
 	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenclast	%zmm9, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenclast	%zmm9, %zmm11, %zmm11
-	vpshufd	$78, %xmm20, %xmm20
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenclast	%zmm9, %zmm14, %zmm14
-	vpshufd	$78, %xmm20, %xmm20
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm21, %xmm20, %xmm20
+	vpxorq	%xmm22, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm17, %zmm17
-	vmovdqa64	%xmm20, %xmm0
+	vmovdqa64	%xmm21, %xmm0
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
 	vpxorq	64(%rsi), %zmm11, %zmm11
@@ -23346,55 +23382,55 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vmovdqu64	384(%rsi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vmovdqu64	448(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vmovdqu64	1232(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$1, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm13
+	vmovdqu64	1168(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	1232(%rdi), %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm14
+	vpclmulqdq	$0, %zmm19, %zmm17, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm19, %zmm17, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm19, %zmm17, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm19, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm20
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpxorq	%zmm18, %zmm10, %zmm10
-	vpxorq	%zmm24, %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm18, %zmm12, %zmm12
-	vmovdqa64	%zmm22, %zmm22
+	vmovdqa64	%zmm23, %zmm23
 	vpxorq	%zmm18, %zmm13, %zmm13
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm19, %zmm23
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vpxorq	%zmm19, %zmm22, %zmm22
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vmovdqu64	256(%rsi), %zmm19
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	16(%rdi), %zmm18
-	vmovdqu64	320(%rsi), %zmm23
+	vmovdqu64	320(%rsi), %zmm20
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm18, %zmm11, %zmm11
 	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm18, %zmm12, %zmm12
@@ -23409,22 +23445,22 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vbroadcasti32x4	32(%rdi), %zmm18
-	vpclmulqdq	$0, %zmm25, %zmm23, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm25, %zmm23, %zmm29
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vaesenc	%zmm18, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm25, %zmm23, %zmm30
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vaesenc	%zmm18, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm25, %zmm23, %zmm23
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm18, %zmm13, %zmm13
-	vpternlogd	$150, %zmm24, %zmm26, %zmm20
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vaesenc	%zmm18, %zmm14, %zmm14
-	vpternlogd	$150, %zmm29, %zmm27, %zmm21
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vaesenc	%zmm18, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vaesenc	%zmm18, %zmm16, %zmm16
 	vaesenc	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm23, %zmm30, %zmm22
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vmovdqu64	128(%rsi), %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
@@ -23434,20 +23470,20 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm23
+	vmovdqu64	912(%rdi), %zmm20
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm24
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm23, %zmm18, %zmm25
+	vpclmulqdq	$0, %zmm20, %zmm18, %zmm25
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm23, %zmm18, %zmm26
+	vpclmulqdq	$17, %zmm20, %zmm18, %zmm26
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm23, %zmm18, %zmm27
+	vpclmulqdq	$1, %zmm20, %zmm18, %zmm27
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm23, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm20, %zmm18, %zmm18
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm23
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm20
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vpclmulqdq	$17, %zmm24, %zmm19, %zmm28
 	vaesenc	%zmm3, %zmm15, %zmm15
@@ -23456,13 +23492,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm10, %zmm10
-	vpternlogd	$150, %zmm23, %zmm25, %zmm20
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm26, %zmm21
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm18, %zmm27, %zmm22
+	vpternlogd	$150, %zmm18, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm29, %zmm22
+	vpternlogd	$150, %zmm19, %zmm29, %zmm23
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vmovdqu64	(%rsi), %zmm18
 	vaesenc	%zmm4, %zmm15, %zmm15
@@ -23477,7 +23513,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vmovdqu64	784(%rdi), %zmm19
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vmovdqu64	848(%rdi), %zmm23
+	vmovdqu64	848(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vaesenc	%zmm5, %zmm15, %zmm15
@@ -23488,64 +23524,64 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm6, %zmm10, %zmm10
 	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm23, %zmm0, %zmm19
+	vpclmulqdq	$0, %zmm20, %zmm0, %zmm19
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm23, %zmm0, %zmm27
+	vpclmulqdq	$17, %zmm20, %zmm0, %zmm27
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm23, %zmm0, %zmm28
+	vpclmulqdq	$1, %zmm20, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm23, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm20, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm24, %zmm20
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpternlogd	$150, %zmm27, %zmm25, %zmm21
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpternlogd	$150, %zmm18, %zmm26, %zmm22
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpternlogd	$150, %zmm0, %zmm28, %zmm22
+	vpternlogd	$150, %zmm0, %zmm28, %zmm23
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vaesenc	%zmm7, %zmm14, %zmm14
-	vpsrldq	$8, %zmm22, %zmm0
-	vaesenc	%zmm7, %zmm15, %zmm15
 	vpxorq	%zmm0, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpsrldq	$8, %zmm23, %zmm0
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm20, %ymm0
+	vextracti64x4	$1, %zmm21, %ymm0
 	vaesenc	%zmm7, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm10, %zmm10
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti32x4	$1, %ymm20, %xmm0
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm21, %ymm0
-	vaesenc	%zmm8, %zmm14, %zmm14
 	vpxorq	%ymm0, %ymm21, %ymm21
-	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm11, %zmm11
 	vextracti32x4	$1, %ymm21, %xmm0
-	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm12, %zmm12
 	vpxorq	%xmm0, %xmm21, %xmm21
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm0
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm0
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenclast	%zmm9, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenclast	%zmm9, %zmm11, %zmm11
-	vpshufd	$78, %xmm20, %xmm20
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm20, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenclast	%zmm9, %zmm14, %zmm14
-	vpshufd	$78, %xmm20, %xmm20
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm21, %xmm20, %xmm20
+	vpxorq	%xmm22, %xmm21, %xmm21
 	vaesenclast	%zmm9, %zmm17, %zmm17
-	vmovdqa64	%xmm20, %xmm0
+	vmovdqa64	%xmm21, %xmm0
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
 	vpxorq	64(%rsi), %zmm11, %zmm11
@@ -23599,7 +23635,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -23723,9 +23759,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -23916,13 +23952,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24243,21 +24279,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24919,7 +24955,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vpxorq	2240(%rdi,%r9,1), %zmm11, %zmm11
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	48(%rdi), %zmm19
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
@@ -25125,54 +25161,54 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$1, 1696(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	384(%rsi), %zmm18
+	vmovdqu64	384(%rsi), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	448(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm13, %zmm13
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vmovdqu64	256(%rsi), %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
@@ -25180,9 +25216,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vmovdqu64	320(%rsi), %zmm24
+	vmovdqu64	320(%rsi), %zmm21
 	vbroadcasti32x4	32(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	1040(%rdi), %zmm25
@@ -25200,36 +25236,36 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vpxorq	1728(%rdi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm29
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
 	vpxorq	1728(%rdi), %zmm12, %zmm12
 	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vpxorq	1728(%rdi), %zmm13, %zmm13
 	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpternlogd	$150, %zmm29, %zmm28, %zmm22
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
 	vpxorq	1728(%rdi), %zmm14, %zmm14
 	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm20, %zmm19, %zmm23
+	vpternlogd	$150, %zmm20, %zmm19, %zmm24
 	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vpxorq	1728(%rdi), %zmm16, %zmm16
 	vmovdqu64	128(%rsi), %zmm20
 	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm16, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vmovdqu64	192(%rsi), %zmm24
+	vmovdqu64	192(%rsi), %zmm21
 	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
 	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpxorq	1728(%rdi), %zmm18, %zmm18
 	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
 	vmovdqu64	912(%rdi), %zmm25
@@ -25247,25 +25283,25 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm19
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm22
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpternlogd	$150, %zmm24, %zmm30, %zmm23
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vmovdqu64	(%rsi), %zmm19
@@ -25283,7 +25319,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -25296,77 +25332,77 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpsrldq	$8, %zmm23, %zmm0
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm13, %zmm13
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm16, %zmm16
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm13, %zmm13
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	1680(%rdi), %rax
 	andq	$255, %rax
@@ -25409,59 +25445,59 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1168(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqu64	256(%rsi), %zmm20
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vmovdqu64	320(%rsi), %zmm24
+	vmovdqu64	320(%rsi), %zmm21
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm17, %zmm17
@@ -25477,23 +25513,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
 	vbroadcasti32x4	48(%rdi), %zmm19
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	128(%rsi), %zmm20
@@ -25505,21 +25541,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
@@ -25528,14 +25564,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -25551,7 +25587,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -25563,69 +25599,69 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -25657,59 +25693,59 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	384(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vmovdqu64	384(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vmovdqu64	1168(%rdi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	1168(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vmovdqu64	1232(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
+	vpxorq	%zmm26, %zmm23, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm19, %zmm15, %zmm15
-	vpxorq	%zmm27, %zmm23, %zmm22
+	vpxorq	%zmm27, %zmm24, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vmovdqa64	%zmm24, %zmm23
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpternlogd	$150, %zmm28, %zmm21, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vpxorq	%zmm20, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqu64	256(%rsi), %zmm20
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm13, %zmm13
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vmovdqu64	320(%rsi), %zmm24
+	vmovdqu64	320(%rsi), %zmm21
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm17, %zmm17
@@ -25725,23 +25761,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
 	vbroadcasti32x4	48(%rdi), %zmm19
-	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vaesenc	%zmm19, %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm19, %zmm15, %zmm15
-	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vmovdqu64	128(%rsi), %zmm20
@@ -25753,21 +25789,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vmovdqu64	976(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
@@ -25776,14 +25812,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
@@ -25799,7 +25835,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm24
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -25811,69 +25847,69 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm23, %zmm0
-	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vpsrldq	$8, %zmm24, %zmm0
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
 	vaesenclast	%zmm10, %zmm15, %zmm15
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm22, %xmm21, %xmm21
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
 	vpxorq	64(%rsi), %zmm12, %zmm12
@@ -25927,7 +25963,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26055,9 +26091,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26254,13 +26290,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26591,21 +26627,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27274,7 +27310,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r2_decrypt_data_batch4:
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -27286,11 +27322,47 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r2_decrypt_data_step4:
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r2_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

@@ -5994,28 +5994,28 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -6186,44 +6186,44 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm4
 	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm7
 	movdqu	-112(%rcx), %xmm13
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
 	pxor	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -6587,16 +6587,16 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -6753,7 +6753,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -6823,7 +6823,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	je	.Laesgen_aesni_gcm_none_encrypt_data_end256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -6913,28 +6913,28 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -7068,48 +7068,48 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	movdqu	-128(%rcx), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
-	pshufd	$78, %xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm5, %xmm0
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm10
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm6
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm7
 	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
 	movdqa	%xmm0, %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
@@ -7434,16 +7434,16 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -7580,7 +7580,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -7642,7 +7642,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	je	.Laesgen_aesni_gcm_none_encrypt_data_end128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -7724,28 +7724,28 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -7898,46 +7898,46 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm0
 	movdqa	%xmm1, %xmm7
+	movdqu	-112(%rcx), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm8
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -8282,16 +8282,16 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -8438,7 +8438,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -8504,7 +8504,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	je	.Laesgen_aesni_gcm_none_encrypt_data_end192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -8611,8 +8611,29 @@ aesgen_aesni_gcm_none_encrypt_data:
 .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_data_step1:
+.Laesgen_aesni_gcm_none_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x8:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -8770,44 +8791,44 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm4
 	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x5(%rip), %xmm7
 	movdqu	16(%rsi), %xmm13
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x6(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8
 	pxor	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -9127,16 +9148,16 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -9260,7 +9281,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -9303,7 +9324,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	je	.Laesgen_aesni_gcm_none_decrypt_data_end256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -9393,48 +9414,48 @@ aesgen_aesni_gcm_none_decrypt_data:
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqu	(%rsi), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
+	movdqu	(%rsi), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
-	pshufd	$78, %xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm5, %xmm0
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm10
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm6
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x5(%rip), %xmm7
 	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
 	movdqa	%xmm0, %xmm9
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
@@ -9715,16 +9736,16 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -9828,7 +9849,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -9863,7 +9884,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	je	.Laesgen_aesni_gcm_none_decrypt_data_end128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -9946,46 +9967,46 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqu	16(%rsi), %xmm0
 	movdqa	%xmm1, %xmm7
+	movdqu	16(%rsi), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x6(%rip), %xmm8
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -10286,16 +10307,16 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -10409,7 +10430,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -10448,7 +10469,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	je	.Laesgen_aesni_gcm_none_decrypt_data_end192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -10555,8 +10576,29 @@ aesgen_aesni_gcm_none_decrypt_data:
 .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_data_step1:
+.Laesgen_aesni_gcm_none_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x8:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

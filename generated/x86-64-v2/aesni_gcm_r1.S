@@ -6304,7 +6304,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	688(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -6473,28 +6473,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -6705,28 +6705,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_full_first_256:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -6949,7 +6949,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	%xmm13, %xmm14
 	pxor	688(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	%xmm13, %xmm15
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 272(%rdi), %xmm15
@@ -7211,42 +7211,42 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	movdqu	-112(%rcx), %xmm13
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm13, %xmm15
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
 	pclmulqdq	$0, 272(%rdi), %xmm15
 	pxor	%xmm0, %xmm2
@@ -7548,44 +7548,44 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	movdqu	-112(%rcx), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
 	pxor	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -7851,44 +7851,44 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	movdqu	-112(%rcx), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
 	pxor	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -8272,16 +8272,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next4_256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -8438,7 +8438,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next1_256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -8508,7 +8508,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_end256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -8623,7 +8623,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	688(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -8756,28 +8756,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -8952,28 +8952,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_full_first_128:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -9165,7 +9165,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	pxor	688(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	pxor	%xmm13, %xmm12
@@ -9387,45 +9387,45 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm5, %xmm0
 	movdqa	%xmm1, %xmm3
+	pshufd	$78, %xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
 	pxor	%xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm10
 	movdqa	%xmm1, %xmm4
+	movdqa	%xmm5, %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm5, %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
 	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	pxor	%xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm9
 	movdqa	%xmm1, %xmm8
+	movdqa	%xmm0, %xmm14
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	pclmulqdq	$0, 272(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm9, %xmm10
+	pclmulqdq	$0, 272(%rdi), %xmm14
 	movdqa	%xmm1, %xmm9
+	pxor	%xmm14, %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
@@ -9687,48 +9687,48 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
+	movdqu	-128(%rcx), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	pshufd	$78, %xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm5, %xmm0
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm10
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	movdqa	%xmm0, %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
@@ -9954,48 +9954,48 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_again_steady_128:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
+	movdqu	-128(%rcx), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	pshufd	$78, %xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm5, %xmm0
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm10
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	movdqa	%xmm0, %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
@@ -10340,16 +10340,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next4_128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -10486,7 +10486,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next1_128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -10548,7 +10548,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_end128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -10655,7 +10655,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	688(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -10806,28 +10806,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -11020,28 +11020,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_full_first_192:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -11249,7 +11249,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pclmulqdq	$0, 272(%rdi), %xmm14
 	pxor	688(%rdi), %xmm9
 	pxor	%xmm14, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	%xmm0, %xmm14
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$17, 272(%rdi), %xmm14
@@ -11491,43 +11491,43 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
 	pxor	%xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm13
 	movdqa	%xmm1, %xmm7
+	movdqu	-112(%rcx), %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm13, %xmm14
 	movdqa	%xmm1, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
+	movdqa	%xmm13, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -11810,46 +11810,46 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm0
 	movdqa	%xmm1, %xmm7
+	movdqu	-112(%rcx), %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -12096,46 +12096,46 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm0
 	movdqa	%xmm1, %xmm7
+	movdqu	-112(%rcx), %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm8
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -12500,16 +12500,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next4_192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -12656,7 +12656,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next1_192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -12722,7 +12722,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_end192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -12829,11 +12829,29 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r1_encrypt_data_batch1:
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r1_encrypt_data_step1:
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r1_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -13033,7 +13051,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	%xmm13, %xmm14
 	pxor	688(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	movdqa	%xmm13, %xmm15
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 272(%rdi), %xmm15
@@ -13295,42 +13313,42 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	movdqu	16(%rsi), %xmm13
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm13, %xmm15
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
 	pclmulqdq	$0, 272(%rdi), %xmm15
 	pxor	%xmm0, %xmm2
@@ -13632,44 +13650,44 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
 	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm7
 	movdqu	16(%rsi), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
 	pxor	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -13935,44 +13953,44 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
 	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm7
 	movdqu	16(%rsi), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
 	pxor	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -14312,16 +14330,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -14445,7 +14463,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -14488,7 +14506,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_end256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -14623,7 +14641,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	pxor	688(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	pxor	%xmm13, %xmm12
@@ -14845,45 +14863,45 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm5, %xmm0
 	movdqa	%xmm1, %xmm3
+	pshufd	$78, %xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
 	pxor	%xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm10
 	movdqa	%xmm1, %xmm4
+	movdqa	%xmm5, %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm5, %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm6
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
 	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	pxor	%xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm9
 	movdqa	%xmm1, %xmm8
+	movdqa	%xmm0, %xmm14
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
-	pclmulqdq	$0, 272(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm9, %xmm10
+	pclmulqdq	$0, 272(%rdi), %xmm14
 	movdqa	%xmm1, %xmm9
+	pxor	%xmm14, %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
@@ -15145,48 +15163,48 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqu	(%rsi), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
+	movdqu	(%rsi), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
-	pshufd	$78, %xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm5, %xmm0
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm10
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm6
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm7
 	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	movdqa	%xmm0, %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
@@ -15412,48 +15430,48 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_again_steady_128:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqu	(%rsi), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
+	movdqu	(%rsi), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
-	pshufd	$78, %xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm5, %xmm0
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm10
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm6
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm7
 	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	movdqa	%xmm0, %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
@@ -15754,16 +15772,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -15867,7 +15885,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -15902,7 +15920,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_end128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -16027,7 +16045,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pclmulqdq	$0, 272(%rdi), %xmm14
 	pxor	688(%rdi), %xmm9
 	pxor	%xmm14, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	movdqa	%xmm0, %xmm14
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$17, 272(%rdi), %xmm14
@@ -16269,43 +16287,43 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
 	pxor	%xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqu	16(%rsi), %xmm13
 	movdqa	%xmm1, %xmm7
+	movdqu	16(%rsi), %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm13, %xmm14
 	movdqa	%xmm1, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
+	movdqa	%xmm13, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -16588,46 +16606,46 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqu	16(%rsi), %xmm0
 	movdqa	%xmm1, %xmm7
+	movdqu	16(%rsi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm8
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -16874,46 +16892,46 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqu	16(%rsi), %xmm0
 	movdqa	%xmm1, %xmm7
+	movdqu	16(%rsi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm8
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -17234,16 +17252,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -17357,7 +17375,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -17396,7 +17414,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_end192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -17503,11 +17521,29 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r1_decrypt_data_batch1:
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r1_decrypt_data_step1:
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r1_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

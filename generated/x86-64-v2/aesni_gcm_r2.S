@@ -6334,7 +6334,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	688(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -6494,28 +6494,28 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -6726,28 +6726,28 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_full_first_256:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -6974,7 +6974,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm13, %xmm15
 	pxor	688(%rdi), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm15
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	48(%rdi), %xmm0
 	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm2
@@ -7225,42 +7225,42 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
 	movdqu	-112(%rcx), %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm13, %xmm15
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
 	pclmulqdq	$0, 272(%rdi), %xmm15
 	pxor	%xmm0, %xmm2
@@ -7562,44 +7562,44 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
 	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	movdqu	-112(%rcx), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
 	pxor	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -7865,44 +7865,44 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
 	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	movdqu	-112(%rcx), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
 	pxor	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -8288,16 +8288,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next4_256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -8454,7 +8454,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next1_256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -8524,7 +8524,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_end256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -8639,7 +8639,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	688(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -8763,28 +8763,28 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -8959,28 +8959,28 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_full_first_128:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -9175,7 +9175,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	688(%rdi), %xmm9
 	pclmulqdq	$0, 400(%rdi), %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm13, %xmm12
 	movdqu	-96(%rcx), %xmm13
 	movdqa	48(%rdi), %xmm0
@@ -9387,45 +9387,45 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm5, %xmm0
 	movdqa	%xmm1, %xmm3
+	pshufd	$78, %xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
 	pxor	%xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm10
 	movdqa	%xmm1, %xmm4
+	movdqa	%xmm5, %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm5, %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
 	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
 	pxor	%xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm9
 	movdqa	%xmm1, %xmm8
+	movdqa	%xmm0, %xmm14
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
-	pclmulqdq	$0, 272(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm9, %xmm10
+	pclmulqdq	$0, 272(%rdi), %xmm14
 	movdqa	%xmm1, %xmm9
+	pxor	%xmm14, %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
@@ -9687,48 +9687,48 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
+	movdqu	-128(%rcx), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	pshufd	$78, %xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm5, %xmm0
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm10
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
 	movdqa	%xmm0, %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
@@ -9954,48 +9954,48 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_again_steady_128:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
+	movdqu	-128(%rcx), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	pshufd	$78, %xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm5, %xmm0
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm10
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
 	movdqa	%xmm0, %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
@@ -10342,16 +10342,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next4_128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -10488,7 +10488,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next1_128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -10550,7 +10550,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_end128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -10657,7 +10657,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	688(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -10799,28 +10799,28 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -11013,28 +11013,28 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_full_first_192:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -11245,7 +11245,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pxor	%xmm14, %xmm10
 	pxor	688(%rdi), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -11477,43 +11477,43 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
 	pxor	%xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm13
 	movdqa	%xmm1, %xmm7
+	movdqu	-112(%rcx), %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm13, %xmm14
 	movdqa	%xmm1, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
+	movdqa	%xmm13, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -11796,46 +11796,46 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
 	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm0
 	movdqa	%xmm1, %xmm7
+	movdqu	-112(%rcx), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -12082,46 +12082,46 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
 	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm0
 	movdqa	%xmm1, %xmm7
+	movdqu	-112(%rcx), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm8
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -12488,16 +12488,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next4_192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -12644,7 +12644,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next1_192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -12710,7 +12710,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_end192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -12817,11 +12817,29 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r2_encrypt_data_batch1:
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r2_encrypt_data_step1:
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r2_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -13023,7 +13041,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm13, %xmm15
 	pxor	688(%rdi), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm15
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	movdqa	48(%rdi), %xmm0
 	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm2
@@ -13274,42 +13292,42 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
 	movdqu	16(%rsi), %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm13, %xmm15
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
 	pclmulqdq	$0, 272(%rdi), %xmm15
 	pxor	%xmm0, %xmm2
@@ -13611,44 +13629,44 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
 	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
 	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm7
 	movdqu	16(%rsi), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
 	pxor	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -13914,44 +13932,44 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
 	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
 	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm7
 	movdqu	16(%rsi), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
 	pxor	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -14293,16 +14311,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -14426,7 +14444,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -14469,7 +14487,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_end256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -14605,7 +14623,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	688(%rdi), %xmm9
 	pclmulqdq	$0, 400(%rdi), %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm13, %xmm12
 	movdqu	32(%rsi), %xmm13
 	movdqa	48(%rdi), %xmm0
@@ -14817,45 +14835,45 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm5, %xmm0
 	movdqa	%xmm1, %xmm3
+	pshufd	$78, %xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
 	pxor	%xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm10
 	movdqa	%xmm1, %xmm4
+	movdqa	%xmm5, %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm5, %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm6
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
 	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
 	pxor	%xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm9
 	movdqa	%xmm1, %xmm8
+	movdqa	%xmm0, %xmm14
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
-	pclmulqdq	$0, 272(%rdi), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm9, %xmm10
+	pclmulqdq	$0, 272(%rdi), %xmm14
 	movdqa	%xmm1, %xmm9
+	pxor	%xmm14, %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
@@ -15117,48 +15135,48 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	movdqu	(%rsi), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
+	movdqu	(%rsi), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
-	pshufd	$78, %xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm5, %xmm0
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm10
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm6
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm7
 	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
 	movdqa	%xmm0, %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
@@ -15384,48 +15402,48 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_again_steady_128:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	movdqu	(%rsi), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
+	movdqu	(%rsi), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
-	pshufd	$78, %xmm5, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm5, %xmm0
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm10
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm6
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm7
 	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
 	movdqa	%xmm0, %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
@@ -15728,16 +15746,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -15841,7 +15859,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -15876,7 +15894,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_end128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -16002,7 +16020,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	pxor	%xmm14, %xmm10
 	pxor	688(%rdi), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -16234,43 +16252,43 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
 	pxor	%xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqu	16(%rsi), %xmm13
 	movdqa	%xmm1, %xmm7
+	movdqu	16(%rsi), %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufd	$78, %xmm13, %xmm14
 	movdqa	%xmm1, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm8
 	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
+	movdqa	%xmm13, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
@@ -16553,46 +16571,46 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
 	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqu	16(%rsi), %xmm0
 	movdqa	%xmm1, %xmm7
+	movdqu	16(%rsi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm8
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -16839,46 +16857,46 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
 	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	movdqu	16(%rsi), %xmm0
 	movdqa	%xmm1, %xmm7
+	movdqu	16(%rsi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm8
 	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm9
 	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
 	movdqa	%xmm0, %xmm14
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm14, %xmm11
@@ -17201,16 +17219,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1
 	movdqa	(%rdi), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
@@ -17324,7 +17342,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -17363,7 +17381,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_end192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -17470,11 +17488,29 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r2_decrypt_data_batch1:
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r2_decrypt_data_step1:
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r2_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

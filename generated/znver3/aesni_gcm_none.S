@@ -5500,21 +5500,21 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -5675,30 +5675,30 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	-128(%rcx), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -6035,13 +6035,13 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -6185,7 +6185,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6248,7 +6248,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6337,21 +6337,21 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6476,33 +6476,33 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -6800,13 +6800,13 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -6930,7 +6930,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6985,7 +6985,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7066,21 +7066,21 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -7223,31 +7223,31 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -7565,13 +7565,13 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7705,7 +7705,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7764,7 +7764,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7856,8 +7856,29 @@ aesgen_aesni_gcm_none_encrypt_data:
 .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_data_step1:
+.Laesgen_aesni_gcm_none_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1x8:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -7999,30 +8020,30 @@ aesgen_aesni_gcm_none_decrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain256
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	(%rsi), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -8319,13 +8340,13 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -8439,7 +8460,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8480,7 +8501,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8569,33 +8590,33 @@ aesgen_aesni_gcm_none_decrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain128
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -8853,13 +8874,13 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -8953,7 +8974,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8986,7 +9007,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9067,31 +9088,31 @@ aesgen_aesni_gcm_none_decrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain192
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -9369,13 +9390,13 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9479,7 +9500,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9516,7 +9537,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9608,8 +9629,29 @@ aesgen_aesni_gcm_none_decrypt_data:
 .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_data_step1:
+.Laesgen_aesni_gcm_none_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1x8:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

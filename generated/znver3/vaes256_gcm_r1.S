@@ -5969,7 +5969,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -6129,21 +6129,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -6345,21 +6345,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -6571,7 +6571,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	32(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -6816,29 +6816,29 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpshufd	$78, %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -7127,30 +7127,30 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top256
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufd	$78, %ymm9, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -7404,30 +7404,30 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufd	$78, %ymm9, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -7792,13 +7792,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next4_256
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7942,7 +7942,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next1_256
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8005,7 +8005,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_end256
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8122,7 +8122,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -8246,21 +8246,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -8426,21 +8426,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -8621,7 +8621,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vmovdqu	-192(%rcx), %ymm13
@@ -8826,30 +8826,30 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqu	-256(%rcx), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -9100,33 +9100,33 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top128
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -9341,33 +9341,33 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -9693,13 +9693,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next4_128
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9823,7 +9823,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next1_128
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9878,7 +9878,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_end128
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9987,7 +9987,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -10129,21 +10129,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -10327,21 +10327,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -10537,7 +10537,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm14, %ymm10, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
 	vpxor	%ymm14, %ymm11, %ymm11
@@ -10760,32 +10760,32 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	-256(%rcx), %ymm7
+	vmovdqu	-256(%rcx), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm8, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -11055,31 +11055,31 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top192
 .Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
@@ -11314,31 +11314,31 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
@@ -11684,13 +11684,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next4_192
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -11824,7 +11824,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_next1_192
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11883,7 +11883,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_end192
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11979,23 +11979,56 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_r1_encrypt_data_batch2:
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x8:
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_r1_encrypt_data_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
 .Laesgen_vaes256_gcm_r1_encrypt_data_bswap256:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x2:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x3:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x4:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x5:
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x6:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_encrypt_data_step2x7:
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes256_gcm_r1_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_vaes256_gcm_r1_encrypt_data_step1:
+.Laesgen_vaes256_gcm_r1_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -12177,7 +12210,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	32(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -12422,29 +12455,29 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpshufd	$78, %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -12733,30 +12766,30 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top256
 .Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufd	$78, %ymm9, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -13010,30 +13043,30 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufd	$78, %ymm9, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -13354,13 +13387,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -13474,7 +13507,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13515,7 +13548,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_end256
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13649,7 +13682,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vmovdqu	64(%rsi), %ymm13
@@ -13854,30 +13887,30 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -14128,33 +14161,33 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top128
 .Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -14369,33 +14402,33 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -14677,13 +14710,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -14777,7 +14810,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14810,7 +14843,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_end128
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14933,7 +14966,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm14, %ymm10, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
 	vpxor	%ymm14, %ymm11, %ymm11
@@ -15156,32 +15189,32 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	(%rsi), %ymm7
+	vmovdqu	(%rsi), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm8, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -15451,31 +15484,31 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top192
 .Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
@@ -15710,31 +15743,31 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r1_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
@@ -16036,13 +16069,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -16146,7 +16179,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -16183,7 +16216,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_end192
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -16279,7 +16312,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_r1_decrypt_data_batch2:
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x8:
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
@@ -16287,15 +16320,48 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_r1_decrypt_data_step2:
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x1:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x2:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x3:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x4:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x5:
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x6:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r1_decrypt_data_step2x7:
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes256_gcm_r1_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_vaes256_gcm_r1_decrypt_data_step1:
+.Laesgen_vaes256_gcm_r1_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

@@ -5796,7 +5796,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpxor	688(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5956,21 +5956,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6172,21 +6172,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done256
 .Laesgen_aesni_gcm_r1_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6397,7 +6397,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpshufd	$78, %xmm13, %xmm14
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -6636,30 +6636,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	-128(%rcx), %xmm8
+	vmovdqu	-128(%rcx), %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -6945,30 +6945,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	-128(%rcx), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -7218,30 +7218,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	-128(%rcx), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -7597,13 +7597,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next4_256
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7747,7 +7747,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next1_256
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7810,7 +7810,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7925,7 +7925,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpxor	688(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -8049,21 +8049,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -8229,21 +8229,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done128
 .Laesgen_aesni_gcm_r1_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -8422,7 +8422,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
@@ -8623,31 +8623,31 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -8894,33 +8894,33 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -9131,33 +9131,33 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -9474,13 +9474,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next4_128
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9604,7 +9604,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next1_128
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9659,7 +9659,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9766,7 +9766,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpxor	688(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -9908,21 +9908,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -10106,21 +10106,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done192
 .Laesgen_aesni_gcm_r1_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -10315,7 +10315,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -10536,29 +10536,29 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -10825,31 +10825,31 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -11080,31 +11080,31 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -11441,13 +11441,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next4_192
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -11581,7 +11581,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_next1_192
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11640,7 +11640,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11732,11 +11732,29 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r1_encrypt_data_batch1:
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r1_encrypt_data_step1:
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_encrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r1_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -11919,7 +11937,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpshufd	$78, %xmm13, %xmm14
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -12158,30 +12176,30 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	(%rsi), %xmm8
+	vmovdqu	(%rsi), %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -12467,30 +12485,30 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	(%rsi), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -12740,30 +12758,30 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	(%rsi), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -13079,13 +13097,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -13199,7 +13217,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13240,7 +13258,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13371,7 +13389,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
@@ -13572,31 +13590,31 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -13843,33 +13861,33 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -14080,33 +14098,33 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -14383,13 +14401,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -14483,7 +14501,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14516,7 +14534,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14637,7 +14655,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -14858,29 +14876,29 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15147,31 +15165,31 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15402,31 +15420,31 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r1_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15723,13 +15741,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -15833,7 +15851,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -15870,7 +15888,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -15962,11 +15980,29 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r1_decrypt_data_batch1:
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r1_decrypt_data_step1:
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r1_decrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r1_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

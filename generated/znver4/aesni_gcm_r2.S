@@ -5826,7 +5826,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpxor	688(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5977,21 +5977,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6193,21 +6193,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done256
 .Laesgen_aesni_gcm_r2_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6421,7 +6421,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm0
 	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -6650,30 +6650,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	-128(%rcx), %xmm8
+	vmovdqu	-128(%rcx), %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -6959,30 +6959,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	-128(%rcx), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -7232,30 +7232,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	-128(%rcx), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -7613,13 +7613,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next4_256
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7763,7 +7763,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next1_256
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7826,7 +7826,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7941,7 +7941,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpxor	688(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -8056,21 +8056,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -8236,21 +8236,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done128
 .Laesgen_aesni_gcm_r2_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -8433,7 +8433,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm0
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	-96(%rcx), %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -8623,31 +8623,31 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -8894,33 +8894,33 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -9131,33 +9131,33 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -9476,13 +9476,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next4_128
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9606,7 +9606,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next1_128
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9661,7 +9661,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9768,7 +9768,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpxor	688(%rdi), %xmm9, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -9901,21 +9901,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -10099,21 +10099,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done192
 .Laesgen_aesni_gcm_r2_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -10311,7 +10311,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	%xmm14, %xmm10, %xmm10
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -10522,29 +10522,29 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -10811,31 +10811,31 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -11066,31 +11066,31 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -11429,13 +11429,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next4_192
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -11569,7 +11569,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_next1_192
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11628,7 +11628,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11720,11 +11720,29 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r2_encrypt_data_batch1:
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r2_encrypt_data_step1:
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_encrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r2_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -11908,7 +11926,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm0
 	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -12137,30 +12155,30 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	(%rsi), %xmm8
+	vmovdqu	(%rsi), %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -12446,30 +12464,30 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	(%rsi), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -12719,30 +12737,30 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vmovdqu	(%rsi), %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm9, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpclmulqdq	$0, 256(%rdi), %xmm9, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpclmulqdq	$17, 256(%rdi), %xmm9, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -13060,13 +13078,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -13180,7 +13198,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13221,7 +13239,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_end256
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13354,7 +13372,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm0
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqu	32(%rsi), %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
@@ -13544,31 +13562,31 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -13815,33 +13833,33 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -14052,33 +14070,33 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm7, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -14357,13 +14375,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -14457,7 +14475,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14490,7 +14508,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_end128
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14612,7 +14630,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm14, %xmm10, %xmm10
 	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -14823,29 +14841,29 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpshufd	$78, %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15112,31 +15130,31 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15367,31 +15385,31 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$8, %rax
 .Laesgen_aesni_gcm_r2_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
 	vpshufd	$78, %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpxor	%xmm8, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
 	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x6(%rip), %xmm1, %xmm8
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x7(%rip), %xmm1, %xmm9
 	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x8(%rip), %xmm1, %xmm1
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -15690,13 +15708,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -15800,7 +15818,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -15837,7 +15855,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_end192
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -15929,11 +15947,29 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_r2_decrypt_data_batch1:
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x8:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r2_decrypt_data_step1:
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x5:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_decrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r2_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

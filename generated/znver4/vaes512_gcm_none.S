@@ -6103,7 +6103,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm13, %zmm18, %zmm19
 	vpaddb	%zmm13, %zmm19, %zmm20
 	vpaddb	%zmm13, %zmm20, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vpxorq	%zmm21, %zmm15, %zmm15
@@ -6250,21 +6250,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
@@ -6432,7 +6432,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm13, %zmm19, %zmm20
 	vpaddb	%zmm13, %zmm20, %zmm13
 	vmovdqu64	1232(%rdi), %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm22, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm26, %zmm26
@@ -6671,31 +6671,31 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top256
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	-128(%rcx), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1168(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -6936,7 +6936,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -7145,9 +7145,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -7427,13 +7427,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -7853,21 +7853,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8699,7 +8699,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8833,9 +8833,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9041,13 +9041,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9393,21 +9393,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10098,7 +10098,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm13, %zmm18, %zmm19
 	vpaddb	%zmm13, %zmm19, %zmm20
 	vpaddb	%zmm13, %zmm20, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vpxorq	%zmm2, %zmm16, %zmm16
@@ -10209,21 +10209,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpxorq	%zmm2, %zmm15, %zmm15
@@ -10358,7 +10358,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm21, %zmm25, %zmm25
 	vpaddb	%zmm13, %zmm20, %zmm13
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
@@ -10558,35 +10558,35 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top128
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	-128(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	-64(%rcx), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vmovdqu64	1168(%rdi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vpshufd	$78, %zmm19, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm19, %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, 2272(%rdi), %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm21
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm22
@@ -10787,7 +10787,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10988,9 +10988,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11258,13 +11258,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11664,21 +11664,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12474,7 +12474,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12600,9 +12600,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12796,13 +12796,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13128,21 +13128,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13797,7 +13797,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm13, %zmm18, %zmm19
 	vpaddb	%zmm13, %zmm19, %zmm20
 	vpaddb	%zmm13, %zmm20, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vpxorq	%zmm21, %zmm15, %zmm15
@@ -13926,21 +13926,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
@@ -14091,7 +14091,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	1232(%rdi), %zmm25
 	vpaddb	%zmm13, %zmm20, %zmm13
 	vpshufd	$78, %zmm22, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpxorq	%zmm22, %zmm26, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
@@ -14311,33 +14311,33 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top192
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	-128(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1232(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm27, %zmm27
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -14558,7 +14558,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14763,9 +14763,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15039,13 +15039,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15455,21 +15455,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -16283,7 +16283,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -16413,9 +16413,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -16615,13 +16615,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -16957,21 +16957,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17661,17 +17661,53 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_encrypt_data_batch4:
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_encrypt_data_step4:
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out, final): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -17848,7 +17884,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpaddb	%zmm13, %zmm19, %zmm20
 	vpaddb	%zmm13, %zmm20, %zmm13
 	vmovdqu64	1232(%rdi), %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm22, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm26, %zmm26
@@ -18087,31 +18123,31 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top256
 .Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	384(%rsi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1168(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -18353,7 +18389,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18486,9 +18522,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18692,13 +18728,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19040,21 +19076,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19746,7 +19782,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm21, %zmm25, %zmm25
 	vpaddb	%zmm13, %zmm20, %zmm13
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
@@ -19946,35 +19982,35 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top128
 .Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	384(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	448(%rsi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vmovdqu64	1168(%rdi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vpshufd	$78, %zmm19, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm19, %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, 2272(%rdi), %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm21
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm22
@@ -20176,7 +20212,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20301,9 +20337,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20495,13 +20531,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20823,21 +20859,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21491,7 +21527,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu64	1232(%rdi), %zmm25
 	vpaddb	%zmm13, %zmm20, %zmm13
 	vpshufd	$78, %zmm22, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpxorq	%zmm22, %zmm26, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
@@ -21711,33 +21747,33 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top192
 .Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	384(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1232(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm27, %zmm27
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -21959,7 +21995,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -22088,9 +22124,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -22288,13 +22324,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -22626,21 +22662,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -23322,17 +23358,53 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_decrypt_data_batch4:
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_decrypt_data_step4:
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

@@ -6425,7 +6425,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	3200(%rdi,%r9,1), %zmm13, %zmm19
 	vpxorq	3264(%rdi,%r9,1), %zmm13, %zmm20
 	vpxorq	3328(%rdi,%r9,1), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm14, %zmm14
 	vaesenc	%zmm21, %zmm15, %zmm15
@@ -6574,21 +6574,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
@@ -6779,21 +6779,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
@@ -6986,7 +6986,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm22, %zmm26, %zmm26
 	vpxorq	3328(%rdi,%r9,1), %zmm13, %zmm13
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
 	vaesenc	%zmm21, %zmm14, %zmm14
@@ -7225,30 +7225,30 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -7527,31 +7527,31 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	-128(%rcx), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1168(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -7795,31 +7795,31 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	-128(%rcx), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1168(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -8082,7 +8082,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8291,9 +8291,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8573,13 +8573,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8999,21 +8999,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9845,7 +9845,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9979,9 +9979,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10187,13 +10187,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10539,21 +10539,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11249,7 +11249,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	3200(%rdi,%r9,1), %zmm11, %zmm17
 	vpxorq	3264(%rdi,%r9,1), %zmm11, %zmm18
 	vpxorq	3328(%rdi,%r9,1), %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
@@ -11364,21 +11364,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -11535,21 +11535,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
@@ -11711,7 +11711,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 2272(%rdi), %zmm22, %zmm22
 	vpxorq	3328(%rdi,%r9,1), %zmm11, %zmm11
 	vpshufd	$78, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpxorq	%zmm19, %zmm24, %zmm24
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm25
 	vaesenc	%zmm2, %zmm12, %zmm12
@@ -11911,34 +11911,34 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$1, 2784(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	-128(%rcx), %zmm17
+	vmovdqu64	-128(%rcx), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vmovdqu64	1168(%rdi), %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	1168(%rdi), %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm17, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, 2272(%rdi), %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufd	$78, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, 2272(%rdi), %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpxorq	%zmm20, %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
@@ -11948,17 +11948,17 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm19, %zmm13, %zmm13
 	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm21
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpxorq	%zmm26, %zmm22, %zmm22
+	vpxorq	%zmm26, %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm15, %zmm15
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vpxorq	%zmm20, %zmm23, %zmm20
+	vpxorq	%zmm20, %zmm24, %zmm20
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpxorq	%zmm21, %zmm24, %zmm21
+	vpxorq	%zmm21, %zmm22, %zmm21
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vmovdqu64	-256(%rcx), %zmm23
+	vmovdqu64	-256(%rcx), %zmm22
 	vbroadcasti32x4	16(%rdi), %zmm19
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	-192(%rcx), %zmm24
 	vaesenc	%zmm19, %zmm13, %zmm13
@@ -11970,14 +11970,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpshufd	$78, %zmm23, %zmm19
+	vpshufd	$78, %zmm22, %zmm19
 	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm23, %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm19, %zmm19
 	vmovdqu64	%zmm11, 2880(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm25, %zmm23, %zmm27
+	vpclmulqdq	$0, %zmm25, %zmm22, %zmm27
 	vpxorq	2816(%rdi), %zmm11, %zmm11
 	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm25, %zmm22, %zmm22
 	vmovdqu64	%zmm12, 2944(%rdi,%rax,1)
 	vpclmulqdq	$0, 2144(%rdi), %zmm19, %zmm19
 	vpxorq	2816(%rdi), %zmm12, %zmm12
@@ -11993,9 +11993,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	2816(%rdi), %zmm14, %zmm14
 	vpclmulqdq	$0, 2208(%rdi), %zmm25, %zmm25
 	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vmovdqu64	%zmm15, 3136(%rdi,%rax,1)
-	vpternlogd	$150, %zmm24, %zmm23, %zmm20
+	vpternlogd	$150, %zmm24, %zmm22, %zmm20
 	vpxorq	2816(%rdi), %zmm15, %zmm15
 	vpxorq	2816(%rdi), %zmm16, %zmm16
 	vpternlogd	$150, %zmm25, %zmm19, %zmm21
@@ -12005,9 +12005,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	2816(%rdi), %zmm17, %zmm17
 	vmovdqu64	%zmm17, 3264(%rdi,%rax,1)
-	vmovdqu64	-320(%rcx), %zmm23
+	vmovdqu64	-320(%rcx), %zmm22
 	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vpxorq	2816(%rdi), %zmm18, %zmm18
 	vmovdqu64	912(%rdi), %zmm24
 	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
@@ -12026,21 +12026,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 2016(%rdi), %zmm26, %zmm24
 	vaesenc	%zmm2, %zmm17, %zmm17
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpshufd	$78, %zmm23, %zmm26
+	vpshufd	$78, %zmm22, %zmm26
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpxorq	%zmm23, %zmm26, %zmm26
+	vpxorq	%zmm22, %zmm26, %zmm26
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vpclmulqdq	$0, %zmm25, %zmm22, %zmm28
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm25, %zmm22, %zmm22
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$0, 2080(%rdi), %zmm26, %zmm25
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vaesenc	%zmm3, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm23, %zmm19, %zmm20
+	vpternlogd	$150, %zmm22, %zmm19, %zmm20
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpternlogd	$150, %zmm25, %zmm24, %zmm21
 	vaesenc	%zmm4, %zmm12, %zmm12
@@ -12056,7 +12056,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm4, %zmm18, %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vmovdqu64	784(%rdi), %zmm23
+	vmovdqu64	784(%rdi), %zmm22
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vaesenc	%zmm5, %zmm13, %zmm13
 	vmovdqu64	848(%rdi), %zmm24
@@ -12066,11 +12066,11 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm19, %zmm25, %zmm25
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm23, %zmm19, %zmm26
+	vpclmulqdq	$0, %zmm22, %zmm19, %zmm26
 	vaesenc	%zmm5, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm23, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm22, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$0, 1888(%rdi), %zmm25, %zmm23
+	vpclmulqdq	$0, 1888(%rdi), %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vpshufd	$78, %zmm0, %zmm25
@@ -12085,32 +12085,32 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 1952(%rdi), %zmm25, %zmm24
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vpternlogd	$150, %zmm0, %zmm19, %zmm20
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpternlogd	$150, %zmm24, %zmm23, %zmm21
+	vpternlogd	$150, %zmm24, %zmm22, %zmm21
 	vaesenc	%zmm7, %zmm15, %zmm15
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm22, %zmm21
+	vpternlogd	$150, %zmm20, %zmm23, %zmm21
 	vaesenc	%zmm7, %zmm17, %zmm17
 	vpslldq	$8, %zmm21, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm11, %zmm11
 	vaesenc	%zmm8, %zmm12, %zmm12
 	vpsrldq	$8, %zmm21, %zmm0
 	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm20, %zmm20
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm15, %zmm15
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm11, %zmm11
 	vaesenc	%zmm9, %zmm12, %zmm12
 	vextracti64x4	$1, %zmm20, %ymm0
@@ -12122,23 +12122,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vpxorq	%xmm0, %xmm20, %xmm20
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
-	vpshufd	$78, %xmm22, %xmm22
+	vpshufd	$78, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm11, %zmm11
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpshufd	$78, %xmm22, %xmm22
+	vpshufd	$78, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm15, %zmm15
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm20, %xmm22, %xmm22
+	vpxorq	%xmm20, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm22, %xmm0
+	vmovdqa64	%xmm23, %xmm0
 	movq	%r9, %rax
 	subq	2768(%rdi), %rax
 	andq	$255, %rax
@@ -12181,34 +12181,34 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	-128(%rcx), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vpshufd	$78, %zmm17, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
 	vpclmulqdq	$0, 2272(%rdi), %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm20
@@ -12415,34 +12415,34 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	-128(%rcx), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vpshufd	$78, %zmm17, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
 	vpclmulqdq	$0, 2272(%rdi), %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm20
@@ -12668,7 +12668,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12869,9 +12869,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13139,13 +13139,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13545,21 +13545,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14355,7 +14355,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14481,9 +14481,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14677,13 +14677,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15009,21 +15009,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15685,7 +15685,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	3200(%rdi,%r9,1), %zmm13, %zmm19
 	vpxorq	3264(%rdi,%r9,1), %zmm13, %zmm20
 	vpxorq	3328(%rdi,%r9,1), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm16, %zmm16
@@ -15816,21 +15816,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
@@ -16003,21 +16003,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
@@ -16193,7 +16193,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
 	vpxorq	3328(%rdi,%r9,1), %zmm13, %zmm13
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vpshufd	$78, %zmm22, %zmm25
@@ -16411,52 +16411,52 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$1, 2784(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	-128(%rcx), %zmm20
+	vmovdqu64	-128(%rcx), %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	-64(%rcx), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpshufd	$78, %zmm20, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpxorq	%zmm20, %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vmovdqu64	1168(%rdi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vmovdqu64	1232(%rdi), %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpshufd	$78, %zmm21, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpshufd	$78, %zmm22, %zmm27
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm22, %zmm27, %zmm27
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm23, %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpxorq	%zmm28, %zmm25, %zmm25
+	vpxorq	%zmm28, %zmm26, %zmm26
 	vpxorq	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpxorq	%zmm22, %zmm26, %zmm22
+	vpxorq	%zmm22, %zmm23, %zmm22
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm24, %zmm23
+	vpxorq	%zmm24, %zmm25, %zmm23
 	vaesenc	%zmm21, %zmm14, %zmm14
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	-256(%rcx), %zmm24
@@ -16464,9 +16464,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vmovdqu64	-192(%rcx), %zmm26
+	vmovdqu64	-192(%rcx), %zmm25
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vpxorq	2816(%rdi), %zmm13, %zmm13
 	vmovdqu64	1040(%rdi), %zmm21
@@ -16486,22 +16486,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	2816(%rdi), %zmm16, %zmm16
 	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm24
 	vmovdqu64	%zmm16, 3072(%rdi,%rax,1)
-	vpshufd	$78, %zmm26, %zmm28
+	vpshufd	$78, %zmm25, %zmm28
 	vpxorq	2816(%rdi), %zmm16, %zmm16
 	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpxorq	%zmm26, %zmm28, %zmm28
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vmovdqu64	%zmm17, 3136(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm27, %zmm26, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vpxorq	2816(%rdi), %zmm17, %zmm17
 	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm26, %zmm26
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
 	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
 	vpxorq	2816(%rdi), %zmm18, %zmm18
 	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
 	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
-	vpternlogd	$150, %zmm26, %zmm21, %zmm22
+	vpternlogd	$150, %zmm25, %zmm21, %zmm22
 	vpxorq	2816(%rdi), %zmm19, %zmm19
 	vpxorq	2816(%rdi), %zmm20, %zmm20
 	vpternlogd	$150, %zmm27, %zmm24, %zmm23
@@ -16516,7 +16516,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm26
+	vmovdqu64	912(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vmovdqu64	976(%rdi), %zmm27
@@ -16526,12 +16526,12 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vpxorq	%zmm21, %zmm28, %zmm28
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vaesenc	%zmm3, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm25
 	vaesenc	%zmm3, %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm20, %zmm20
 	vpshufd	$78, %zmm24, %zmm28
@@ -16547,12 +16547,12 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
 	vaesenc	%zmm5, %zmm13, %zmm13
 	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	-512(%rcx), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -16569,7 +16569,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vmovdqu64	784(%rdi), %zmm24
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vmovdqu64	848(%rdi), %zmm26
+	vmovdqu64	848(%rdi), %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
 	vpshufd	$78, %zmm21, %zmm27
@@ -16589,27 +16589,27 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm7, %zmm20, %zmm20
 	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm26
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
 	vaesenc	%zmm8, %zmm19, %zmm19
 	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm8, %zmm20, %zmm20
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpternlogd	$150, %zmm26, %zmm24, %zmm23
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpternlogd	$150, %zmm22, %zmm25, %zmm23
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
 	vaesenc	%zmm9, %zmm15, %zmm15
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm26, %zmm26
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm19, %zmm19
 	vpsrldq	$8, %zmm23, %zmm0
@@ -16617,14 +16617,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm10, %zmm13, %zmm13
 	vaesenc	%zmm10, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm26, %ymm0
 	vaesenc	%zmm10, %zmm15, %zmm15
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm26, %ymm26
 	vaesenc	%zmm10, %zmm16, %zmm16
 	vaesenc	%zmm10, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm26, %xmm0
 	vaesenc	%zmm10, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenc	%zmm10, %zmm19, %zmm19
 	vaesenc	%zmm10, %zmm20, %zmm20
 	vextracti64x4	$1, %zmm22, %ymm0
@@ -16637,24 +16637,24 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm11, %zmm17, %zmm17
 	vaesenc	%zmm11, %zmm18, %zmm18
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
 	vaesenc	%zmm11, %zmm19, %zmm19
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm26, %xmm26
 	vaesenc	%zmm11, %zmm20, %zmm20
 	vaesenclast	%zmm12, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
 	vaesenclast	%zmm12, %zmm15, %zmm15
 	vaesenclast	%zmm12, %zmm16, %zmm16
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm17, %zmm17
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm18, %zmm18
 	vaesenclast	%zmm12, %zmm19, %zmm19
-	vpxorq	%xmm22, %xmm25, %xmm25
+	vpxorq	%xmm22, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm20, %zmm20
-	vmovdqa64	%xmm25, %xmm0
+	vmovdqa64	%xmm26, %xmm0
 	movq	%r9, %rax
 	subq	2768(%rdi), %rax
 	andq	$255, %rax
@@ -16697,33 +16697,33 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	-128(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1232(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm27, %zmm27
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -16947,33 +16947,33 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	-128(%rcx), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1232(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm27, %zmm27
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -17216,7 +17216,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17421,9 +17421,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17697,13 +17697,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18113,21 +18113,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18941,7 +18941,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19071,9 +19071,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19273,13 +19273,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19615,21 +19615,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20307,23 +20307,59 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r1_encrypt_data_batch4:
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	6
-.Laesgen_vaes512_gcm_r1_encrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
 .Laesgen_vaes512_gcm_r1_encrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r1_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -20513,7 +20549,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm22, %zmm26, %zmm26
 	vpxorq	3328(%rdi,%r9,1), %zmm13, %zmm13
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
 	vaesenc	%zmm21, %zmm14, %zmm14
@@ -20752,30 +20788,30 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -21054,31 +21090,31 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	384(%rsi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1168(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -21322,31 +21358,31 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	384(%rsi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1168(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -21610,7 +21646,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21743,9 +21779,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21949,13 +21985,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -22297,21 +22333,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -23011,7 +23047,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 2272(%rdi), %zmm22, %zmm22
 	vpxorq	3328(%rdi,%r9,1), %zmm11, %zmm11
 	vpshufd	$78, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpxorq	%zmm19, %zmm24, %zmm24
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm25
 	vaesenc	%zmm2, %zmm12, %zmm12
@@ -23211,34 +23247,34 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$1, 2784(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	384(%rsi), %zmm17
+	vmovdqu64	384(%rsi), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	448(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vmovdqu64	1168(%rdi), %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	1168(%rdi), %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm17, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, 2272(%rdi), %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
+	vpshufd	$78, %zmm18, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, 2272(%rdi), %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpxorq	%zmm20, %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
@@ -23248,17 +23284,17 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm19, %zmm13, %zmm13
 	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm21
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpxorq	%zmm26, %zmm22, %zmm22
+	vpxorq	%zmm26, %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm15, %zmm15
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vpxorq	%zmm20, %zmm23, %zmm20
+	vpxorq	%zmm20, %zmm24, %zmm20
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpxorq	%zmm21, %zmm24, %zmm21
+	vpxorq	%zmm21, %zmm22, %zmm21
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vmovdqu64	256(%rsi), %zmm23
+	vmovdqu64	256(%rsi), %zmm22
 	vbroadcasti32x4	16(%rdi), %zmm19
 	vaesenc	%zmm19, %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	320(%rsi), %zmm24
 	vaesenc	%zmm19, %zmm13, %zmm13
@@ -23270,14 +23306,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpshufd	$78, %zmm23, %zmm19
+	vpshufd	$78, %zmm22, %zmm19
 	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm23, %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm19, %zmm19
 	vmovdqu64	%zmm11, 2880(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm25, %zmm23, %zmm27
+	vpclmulqdq	$0, %zmm25, %zmm22, %zmm27
 	vpxorq	2816(%rdi), %zmm11, %zmm11
 	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm25, %zmm22, %zmm22
 	vmovdqu64	%zmm12, 2944(%rdi,%rax,1)
 	vpclmulqdq	$0, 2144(%rdi), %zmm19, %zmm19
 	vpxorq	2816(%rdi), %zmm12, %zmm12
@@ -23293,9 +23329,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	2816(%rdi), %zmm14, %zmm14
 	vpclmulqdq	$0, 2208(%rdi), %zmm25, %zmm25
 	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vmovdqu64	%zmm15, 3136(%rdi,%rax,1)
-	vpternlogd	$150, %zmm24, %zmm23, %zmm20
+	vpternlogd	$150, %zmm24, %zmm22, %zmm20
 	vpxorq	2816(%rdi), %zmm15, %zmm15
 	vpxorq	2816(%rdi), %zmm16, %zmm16
 	vpternlogd	$150, %zmm25, %zmm19, %zmm21
@@ -23305,9 +23341,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	2816(%rdi), %zmm17, %zmm17
 	vmovdqu64	%zmm17, 3264(%rdi,%rax,1)
-	vmovdqu64	192(%rsi), %zmm23
+	vmovdqu64	192(%rsi), %zmm22
 	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vpxorq	2816(%rdi), %zmm18, %zmm18
 	vmovdqu64	912(%rdi), %zmm24
 	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
@@ -23326,21 +23362,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 2016(%rdi), %zmm26, %zmm24
 	vaesenc	%zmm2, %zmm17, %zmm17
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpshufd	$78, %zmm23, %zmm26
+	vpshufd	$78, %zmm22, %zmm26
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpxorq	%zmm23, %zmm26, %zmm26
+	vpxorq	%zmm22, %zmm26, %zmm26
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vpclmulqdq	$0, %zmm25, %zmm22, %zmm28
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm25, %zmm22, %zmm22
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vpclmulqdq	$0, 2080(%rdi), %zmm26, %zmm25
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vaesenc	%zmm3, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm23, %zmm19, %zmm20
+	vpternlogd	$150, %zmm22, %zmm19, %zmm20
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpternlogd	$150, %zmm25, %zmm24, %zmm21
 	vaesenc	%zmm4, %zmm12, %zmm12
@@ -23356,7 +23392,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm4, %zmm18, %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vmovdqu64	784(%rdi), %zmm23
+	vmovdqu64	784(%rdi), %zmm22
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vaesenc	%zmm5, %zmm13, %zmm13
 	vmovdqu64	848(%rdi), %zmm24
@@ -23366,11 +23402,11 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm19, %zmm25, %zmm25
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm23, %zmm19, %zmm26
+	vpclmulqdq	$0, %zmm22, %zmm19, %zmm26
 	vaesenc	%zmm5, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm23, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm22, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$0, 1888(%rdi), %zmm25, %zmm23
+	vpclmulqdq	$0, 1888(%rdi), %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vpshufd	$78, %zmm0, %zmm25
@@ -23385,32 +23421,32 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 1952(%rdi), %zmm25, %zmm24
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vpternlogd	$150, %zmm0, %zmm19, %zmm20
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpternlogd	$150, %zmm24, %zmm23, %zmm21
+	vpternlogd	$150, %zmm24, %zmm22, %zmm21
 	vaesenc	%zmm7, %zmm15, %zmm15
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm22, %zmm21
+	vpternlogd	$150, %zmm20, %zmm23, %zmm21
 	vaesenc	%zmm7, %zmm17, %zmm17
 	vpslldq	$8, %zmm21, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm11, %zmm11
 	vaesenc	%zmm8, %zmm12, %zmm12
 	vpsrldq	$8, %zmm21, %zmm0
 	vaesenc	%zmm8, %zmm13, %zmm13
 	vpxorq	%zmm0, %zmm20, %zmm20
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm15, %zmm15
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm11, %zmm11
 	vaesenc	%zmm9, %zmm12, %zmm12
 	vextracti64x4	$1, %zmm20, %ymm0
@@ -23422,23 +23458,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vpxorq	%xmm0, %xmm20, %xmm20
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
-	vpshufd	$78, %xmm22, %xmm22
+	vpshufd	$78, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm11, %zmm11
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpshufd	$78, %xmm22, %xmm22
+	vpshufd	$78, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm15, %zmm15
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm20, %xmm22, %xmm22
+	vpxorq	%xmm20, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm22, %xmm0
+	vmovdqa64	%xmm23, %xmm0
 	movq	%r9, %rax
 	subq	2768(%rdi), %rax
 	andq	$255, %rax
@@ -23481,34 +23517,34 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	384(%rsi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vpshufd	$78, %zmm17, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
 	vpclmulqdq	$0, 2272(%rdi), %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm20
@@ -23715,34 +23751,34 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
 	vmovdqu64	384(%rsi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vmovdqu64	1168(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vpshufd	$78, %zmm17, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
 	vpclmulqdq	$0, 2272(%rdi), %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm20
@@ -23969,7 +24005,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24094,9 +24130,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24288,13 +24324,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24616,21 +24652,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -25294,7 +25330,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
 	vpxorq	3328(%rdi,%r9,1), %zmm13, %zmm13
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vpshufd	$78, %zmm22, %zmm25
@@ -25512,52 +25548,52 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$1, 2784(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	384(%rsi), %zmm20
+	vmovdqu64	384(%rsi), %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	448(%rsi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpshufd	$78, %zmm20, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpxorq	%zmm20, %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vmovdqu64	1168(%rdi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vmovdqu64	1232(%rdi), %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpshufd	$78, %zmm21, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpshufd	$78, %zmm22, %zmm27
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm22, %zmm27, %zmm27
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm23, %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpxorq	%zmm28, %zmm25, %zmm25
+	vpxorq	%zmm28, %zmm26, %zmm26
 	vpxorq	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpxorq	%zmm22, %zmm26, %zmm22
+	vpxorq	%zmm22, %zmm23, %zmm22
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm24, %zmm23
+	vpxorq	%zmm24, %zmm25, %zmm23
 	vaesenc	%zmm21, %zmm14, %zmm14
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	256(%rsi), %zmm24
@@ -25565,9 +25601,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vmovdqu64	320(%rsi), %zmm26
+	vmovdqu64	320(%rsi), %zmm25
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vpxorq	2816(%rdi), %zmm13, %zmm13
 	vmovdqu64	1040(%rdi), %zmm21
@@ -25587,22 +25623,22 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	2816(%rdi), %zmm16, %zmm16
 	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm24
 	vmovdqu64	%zmm16, 3072(%rdi,%rax,1)
-	vpshufd	$78, %zmm26, %zmm28
+	vpshufd	$78, %zmm25, %zmm28
 	vpxorq	2816(%rdi), %zmm16, %zmm16
 	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpxorq	%zmm26, %zmm28, %zmm28
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vmovdqu64	%zmm17, 3136(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm27, %zmm26, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vpxorq	2816(%rdi), %zmm17, %zmm17
 	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm26, %zmm26
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
 	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
 	vpxorq	2816(%rdi), %zmm18, %zmm18
 	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
 	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
-	vpternlogd	$150, %zmm26, %zmm21, %zmm22
+	vpternlogd	$150, %zmm25, %zmm21, %zmm22
 	vpxorq	2816(%rdi), %zmm19, %zmm19
 	vpxorq	2816(%rdi), %zmm20, %zmm20
 	vpternlogd	$150, %zmm27, %zmm24, %zmm23
@@ -25617,7 +25653,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm26
+	vmovdqu64	912(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vmovdqu64	976(%rdi), %zmm27
@@ -25627,12 +25663,12 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vpxorq	%zmm21, %zmm28, %zmm28
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vaesenc	%zmm3, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm25
 	vaesenc	%zmm3, %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm20, %zmm20
 	vpshufd	$78, %zmm24, %zmm28
@@ -25648,12 +25684,12 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
 	vaesenc	%zmm5, %zmm13, %zmm13
 	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -25670,7 +25706,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vmovdqu64	784(%rdi), %zmm24
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vmovdqu64	848(%rdi), %zmm26
+	vmovdqu64	848(%rdi), %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
 	vpshufd	$78, %zmm21, %zmm27
@@ -25690,27 +25726,27 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm7, %zmm20, %zmm20
 	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm26
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
 	vaesenc	%zmm8, %zmm19, %zmm19
 	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm8, %zmm20, %zmm20
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpternlogd	$150, %zmm26, %zmm24, %zmm23
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpternlogd	$150, %zmm22, %zmm25, %zmm23
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
 	vaesenc	%zmm9, %zmm15, %zmm15
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm26, %zmm26
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm19, %zmm19
 	vpsrldq	$8, %zmm23, %zmm0
@@ -25718,14 +25754,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm10, %zmm13, %zmm13
 	vaesenc	%zmm10, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm26, %ymm0
 	vaesenc	%zmm10, %zmm15, %zmm15
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm26, %ymm26
 	vaesenc	%zmm10, %zmm16, %zmm16
 	vaesenc	%zmm10, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm26, %xmm0
 	vaesenc	%zmm10, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenc	%zmm10, %zmm19, %zmm19
 	vaesenc	%zmm10, %zmm20, %zmm20
 	vextracti64x4	$1, %zmm22, %ymm0
@@ -25738,24 +25774,24 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm11, %zmm17, %zmm17
 	vaesenc	%zmm11, %zmm18, %zmm18
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
 	vaesenc	%zmm11, %zmm19, %zmm19
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm26, %xmm26
 	vaesenc	%zmm11, %zmm20, %zmm20
 	vaesenclast	%zmm12, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
 	vaesenclast	%zmm12, %zmm15, %zmm15
 	vaesenclast	%zmm12, %zmm16, %zmm16
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm17, %zmm17
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm18, %zmm18
 	vaesenclast	%zmm12, %zmm19, %zmm19
-	vpxorq	%xmm22, %xmm25, %xmm25
+	vpxorq	%xmm22, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm20, %zmm20
-	vmovdqa64	%xmm25, %xmm0
+	vmovdqa64	%xmm26, %xmm0
 	movq	%r9, %rax
 	subq	2768(%rdi), %rax
 	andq	$255, %rax
@@ -25798,33 +25834,33 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	384(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1232(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm27, %zmm27
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -26048,33 +26084,33 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	384(%rsi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1232(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm27, %zmm27
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -26318,7 +26354,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26447,9 +26483,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26647,13 +26683,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26985,21 +27021,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27669,7 +27705,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r1_decrypt_data_batch4:
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -27681,11 +27717,47 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r1_decrypt_data_step4:
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r1_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

@@ -6455,7 +6455,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	3200(%rdi,%r9,1), %zmm13, %zmm19
 	vpxorq	3264(%rdi,%r9,1), %zmm13, %zmm20
 	vpxorq	3328(%rdi,%r9,1), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm14, %zmm14
 	vaesenc	%zmm21, %zmm15, %zmm15
@@ -6595,21 +6595,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
@@ -6800,21 +6800,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
@@ -7009,7 +7009,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	3264(%rdi,%r9,1), %zmm13, %zmm20
 	vpxorq	3328(%rdi,%r9,1), %zmm13, %zmm13
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
@@ -7239,30 +7239,30 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -7541,31 +7541,31 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	-128(%rcx), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1168(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -7809,31 +7809,31 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	-128(%rcx), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1168(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -8098,7 +8098,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8307,9 +8307,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8589,13 +8589,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9015,21 +9015,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9861,7 +9861,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9995,9 +9995,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10203,13 +10203,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10555,21 +10555,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11264,7 +11264,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	3200(%rdi,%r9,1), %zmm10, %zmm16
 	vpxorq	3264(%rdi,%r9,1), %zmm10, %zmm17
 	vpxorq	3328(%rdi,%r9,1), %zmm10, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -11371,21 +11371,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vpxorq	%zmm18, %zmm11, %zmm11
@@ -11543,21 +11543,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vpxorq	%zmm18, %zmm11, %zmm11
@@ -11724,7 +11724,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	3328(%rdi,%r9,1), %zmm10, %zmm10
 	vpxorq	%zmm18, %zmm23, %zmm23
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vpclmulqdq	$0, 2336(%rdi), %zmm23, %zmm19
@@ -11914,34 +11914,34 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$1, 2784(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	-128(%rcx), %zmm16
+	vmovdqu64	-128(%rcx), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1168(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1168(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, 2272(%rdi), %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, 2272(%rdi), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpxorq	%zmm19, %zmm24, %zmm24
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -11952,16 +11952,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 2336(%rdi), %zmm24, %zmm20
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm18, %zmm15, %zmm15
-	vpxorq	%zmm19, %zmm22, %zmm19
+	vpxorq	%zmm19, %zmm23, %zmm19
 	vpxorq	%zmm18, %zmm16, %zmm16
-	vpxorq	%zmm20, %zmm23, %zmm20
+	vpxorq	%zmm20, %zmm21, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	16(%rdi), %zmm18
-	vmovdqu64	-256(%rcx), %zmm22
+	vmovdqu64	-256(%rcx), %zmm21
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm18, %zmm11, %zmm11
 	vmovdqu64	-192(%rcx), %zmm23
 	vaesenc	%zmm18, %zmm12, %zmm12
@@ -11973,14 +11973,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu64	1104(%rdi), %zmm25
 	vaesenc	%zmm18, %zmm16, %zmm16
 	vaesenc	%zmm18, %zmm17, %zmm17
-	vpshufd	$78, %zmm22, %zmm26
+	vpshufd	$78, %zmm21, %zmm26
 	vbroadcasti32x4	32(%rdi), %zmm18
-	vpxorq	%zmm22, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm26, %zmm26
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm18, %zmm11, %zmm11
 	vaesenc	%zmm18, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm18, %zmm13, %zmm13
 	vpclmulqdq	$0, 2144(%rdi), %zmm26, %zmm24
 	vaesenc	%zmm18, %zmm14, %zmm14
@@ -11996,10 +11996,10 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	2816(%rdi), %zmm10, %zmm10
 	vpclmulqdq	$0, 2208(%rdi), %zmm26, %zmm25
 	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpternlogd	$150, %zmm18, %zmm27, %zmm21
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
 	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpternlogd	$150, %zmm23, %zmm22, %zmm19
+	vpternlogd	$150, %zmm23, %zmm21, %zmm19
 	vpxorq	2816(%rdi), %zmm12, %zmm12
 	vpternlogd	$150, %zmm25, %zmm24, %zmm20
 	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
@@ -12008,9 +12008,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	2816(%rdi), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vmovdqu64	-320(%rcx), %zmm22
+	vmovdqu64	-320(%rcx), %zmm21
 	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpxorq	2816(%rdi), %zmm14, %zmm14
 	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
 	vmovdqu64	912(%rdi), %zmm23
@@ -12029,21 +12029,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	2816(%rdi), %zmm17, %zmm17
 	vpclmulqdq	$0, 2016(%rdi), %zmm25, %zmm23
 	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpshufd	$78, %zmm22, %zmm25
+	vpshufd	$78, %zmm21, %zmm25
 	vpxorq	2816(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpxorq	%zmm22, %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 2080(%rdi), %zmm25, %zmm24
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm27, %zmm26, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpternlogd	$150, %zmm22, %zmm18, %zmm19
+	vpternlogd	$150, %zmm21, %zmm18, %zmm19
 	vaesenc	%zmm2, %zmm17, %zmm17
 	vaesenc	%zmm3, %zmm10, %zmm10
 	vpternlogd	$150, %zmm24, %zmm23, %zmm20
@@ -12060,7 +12060,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm10, %zmm10
-	vmovdqu64	784(%rdi), %zmm22
+	vmovdqu64	784(%rdi), %zmm21
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vmovdqu64	848(%rdi), %zmm23
 	vaesenc	%zmm4, %zmm12, %zmm12
@@ -12069,12 +12069,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vpxorq	%zmm18, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm22, %zmm18, %zmm25
+	vpclmulqdq	$0, %zmm21, %zmm18, %zmm25
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm22, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm18, %zmm18
 	vaesenc	%zmm5, %zmm10, %zmm10
-	vpclmulqdq	$0, 1888(%rdi), %zmm24, %zmm22
+	vpclmulqdq	$0, 1888(%rdi), %zmm24, %zmm21
 	vaesenc	%zmm5, %zmm11, %zmm11
 	vpshufd	$78, %zmm0, %zmm24
 	vaesenc	%zmm5, %zmm12, %zmm12
@@ -12088,33 +12088,33 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vpclmulqdq	$0, 1952(%rdi), %zmm24, %zmm23
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm25, %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpternlogd	$150, %zmm0, %zmm18, %zmm19
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpternlogd	$150, %zmm23, %zmm22, %zmm20
+	vpternlogd	$150, %zmm23, %zmm21, %zmm20
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm19, %zmm21, %zmm20
+	vpternlogd	$150, %zmm19, %zmm22, %zmm20
 	vaesenc	%zmm6, %zmm15, %zmm15
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpslldq	$8, %zmm20, %zmm0
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm10, %zmm10
 	vpsrldq	$8, %zmm20, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vaesenc	%zmm7, %zmm12, %zmm12
 	vpxorq	%zmm0, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm15, %zmm15
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm10, %zmm10
 	vaesenc	%zmm8, %zmm11, %zmm11
 	vextracti64x4	$1, %zmm19, %ymm0
@@ -12126,23 +12126,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm8, %zmm15, %zmm15
 	vpxorq	%xmm0, %xmm19, %xmm19
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm9, %zmm10, %zmm10
 	vaesenclast	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm9, %zmm13, %zmm13
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm9, %zmm14, %zmm14
 	vaesenclast	%zmm9, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm19, %xmm21, %xmm21
+	vpxorq	%xmm19, %xmm22, %xmm22
 	vaesenclast	%zmm9, %zmm17, %zmm17
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	2768(%rdi), %rax
 	andq	$255, %rax
@@ -12185,34 +12185,34 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm11
 	vmovdqu64	-128(%rcx), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vmovdqu64	-64(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
 	vmovdqu64	1168(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
 	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
 	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, 2272(%rdi), %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
 	vpshufd	$78, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm19, %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm19
@@ -12420,34 +12420,34 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm11
 	vmovdqu64	-128(%rcx), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vmovdqu64	-64(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
 	vmovdqu64	1168(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
 	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
 	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, 2272(%rdi), %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
 	vpshufd	$78, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm19, %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm19
@@ -12676,7 +12676,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12877,9 +12877,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13147,13 +13147,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13553,21 +13553,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14363,7 +14363,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14489,9 +14489,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14685,13 +14685,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15017,21 +15017,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15692,7 +15692,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	3200(%rdi,%r9,1), %zmm12, %zmm18
 	vpxorq	3264(%rdi,%r9,1), %zmm12, %zmm19
 	vpxorq	3328(%rdi,%r9,1), %zmm12, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm15, %zmm15
@@ -15815,21 +15815,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm20
 	vpxorq	%zmm20, %zmm12, %zmm12
 	vpxorq	%zmm20, %zmm13, %zmm13
@@ -16003,21 +16003,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm20
 	vpxorq	%zmm20, %zmm12, %zmm12
 	vpxorq	%zmm20, %zmm13, %zmm13
@@ -16197,7 +16197,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm20
 	vpxorq	3328(%rdi,%r9,1), %zmm12, %zmm12
 	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm21, %zmm24
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm24, %zmm24
@@ -16406,52 +16406,52 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$1, 2784(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	-128(%rcx), %zmm19
+	vmovdqu64	-128(%rcx), %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	-64(%rcx), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpxorq	%zmm19, %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpclmulqdq	$0, 2272(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm15
+	vmovdqu64	1168(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm16
+	vmovdqu64	1232(%rdi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm20, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm19
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm20
 	vpshufd	$78, %zmm21, %zmm26
 	vpxorq	%zmm20, %zmm12, %zmm12
 	vpxorq	%zmm21, %zmm26, %zmm26
 	vpxorq	%zmm20, %zmm13, %zmm13
 	vpxorq	%zmm20, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm27
 	vpxorq	%zmm20, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm22, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
 	vpxorq	%zmm20, %zmm16, %zmm16
 	vpxorq	%zmm20, %zmm17, %zmm17
-	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm22
+	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm23
 	vpxorq	%zmm20, %zmm18, %zmm18
-	vpxorq	%zmm27, %zmm24, %zmm24
+	vpxorq	%zmm27, %zmm25, %zmm25
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vbroadcasti32x4	16(%rdi), %zmm20
-	vpxorq	%zmm21, %zmm25, %zmm21
+	vpxorq	%zmm21, %zmm22, %zmm21
 	vaesenc	%zmm20, %zmm12, %zmm12
-	vpxorq	%zmm22, %zmm23, %zmm22
+	vpxorq	%zmm23, %zmm24, %zmm22
 	vaesenc	%zmm20, %zmm13, %zmm13
 	vaesenc	%zmm20, %zmm14, %zmm14
 	vmovdqu64	-256(%rcx), %zmm23
@@ -16459,9 +16459,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vaesenc	%zmm20, %zmm16, %zmm16
 	vaesenc	%zmm20, %zmm17, %zmm17
-	vmovdqu64	-192(%rcx), %zmm25
+	vmovdqu64	-192(%rcx), %zmm24
 	vaesenc	%zmm20, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm20, %zmm19, %zmm19
 	vbroadcasti32x4	32(%rdi), %zmm20
 	vmovdqu64	1040(%rdi), %zmm26
@@ -16482,22 +16482,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm23
 	vmovdqu64	%zmm12, 2880(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpshufd	$78, %zmm25, %zmm26
+	vpshufd	$78, %zmm24, %zmm26
 	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	%zmm25, %zmm26, %zmm26
+	vpxorq	%zmm24, %zmm26, %zmm26
 	vmovdqu64	%zmm13, 2944(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm28
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm28
 	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vmovdqu64	%zmm14, 3008(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm14, %zmm14
 	vpclmulqdq	$0, 2208(%rdi), %zmm26, %zmm26
 	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
 	vmovdqu64	%zmm15, 3072(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm25, %zmm20, %zmm21
+	vpternlogd	$150, %zmm24, %zmm20, %zmm21
 	vpxorq	2816(%rdi), %zmm16, %zmm16
 	vpternlogd	$150, %zmm26, %zmm23, %zmm22
 	vmovdqu64	%zmm16, 3136(%rdi,%rax,1)
@@ -16512,7 +16512,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	912(%rdi), %zmm25
+	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	2816(%rdi), %zmm19, %zmm19
 	vmovdqu64	976(%rdi), %zmm26
 	vmovdqu64	%zmm19, 3328(%rdi,%rax,1)
@@ -16522,12 +16522,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm20, %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm28
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm20
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm25
+	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vpshufd	$78, %zmm23, %zmm27
@@ -16542,12 +16542,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vpclmulqdq	$0, 2080(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm3, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm12, %zmm12
 	vpternlogd	$150, %zmm23, %zmm20, %zmm21
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vmovdqu64	-512(%rcx), %zmm20
@@ -16565,7 +16565,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu64	784(%rdi), %zmm23
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm25
+	vmovdqu64	848(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm26
 	vaesenc	%zmm5, %zmm18, %zmm18
@@ -16585,27 +16585,27 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm0, %zmm26, %zmm26
 	vaesenc	%zmm6, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm25, %zmm0, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm28
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm25
+	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vpternlogd	$150, %zmm0, %zmm20, %zmm21
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpternlogd	$150, %zmm25, %zmm23, %zmm22
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
 	vpslldq	$8, %zmm22, %zmm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vpsrldq	$8, %zmm22, %zmm0
@@ -16613,14 +16613,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm9, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm9, %zmm15, %zmm15
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm19, %zmm19
 	vextracti64x4	$1, %zmm21, %ymm0
@@ -16633,24 +16633,24 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenc	%zmm10, %zmm16, %zmm16
 	vaesenc	%zmm10, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenc	%zmm10, %zmm18, %zmm18
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenc	%zmm10, %zmm19, %zmm19
 	vaesenclast	%zmm11, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm11, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm11, %zmm14, %zmm14
 	vaesenclast	%zmm11, %zmm15, %zmm15
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm11, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm11, %zmm17, %zmm17
 	vaesenclast	%zmm11, %zmm18, %zmm18
-	vpxorq	%xmm21, %xmm24, %xmm24
+	vpxorq	%xmm21, %xmm25, %xmm25
 	vaesenclast	%zmm11, %zmm19, %zmm19
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
 	subq	2768(%rdi), %rax
 	andq	$255, %rax
@@ -16693,32 +16693,32 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm13
 	vmovdqu64	-128(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm14
 	vmovdqu64	-64(%rcx), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	1168(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpshufd	$78, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm19, %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, 2272(%rdi), %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm21, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm20
 	vpxorq	%zmm21, %zmm26, %zmm26
@@ -16944,32 +16944,32 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm13
 	vmovdqu64	-128(%rcx), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm14
 	vmovdqu64	-64(%rcx), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	1168(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpshufd	$78, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm19, %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, 2272(%rdi), %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm21, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm20
 	vpxorq	%zmm21, %zmm26, %zmm26
@@ -17216,7 +17216,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17421,9 +17421,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17697,13 +17697,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18113,21 +18113,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18941,7 +18941,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19071,9 +19071,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19273,13 +19273,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19615,21 +19615,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20307,23 +20307,59 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r2_encrypt_data_batch4:
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	6
-.Laesgen_vaes512_gcm_r2_encrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
 .Laesgen_vaes512_gcm_r2_encrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r2_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -20513,7 +20549,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	3264(%rdi,%r9,1), %zmm13, %zmm20
 	vpxorq	3328(%rdi,%r9,1), %zmm13, %zmm13
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
@@ -20743,30 +20779,30 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -21045,31 +21081,31 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	384(%rsi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1168(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -21313,31 +21349,31 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vmovdqu64	384(%rsi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm17
 	vmovdqu64	1168(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
@@ -21603,7 +21639,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21736,9 +21772,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21942,13 +21978,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -22290,21 +22326,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -23005,7 +23041,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	3328(%rdi,%r9,1), %zmm10, %zmm10
 	vpxorq	%zmm18, %zmm23, %zmm23
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vpclmulqdq	$0, 2336(%rdi), %zmm23, %zmm19
@@ -23195,34 +23231,34 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$1, 2784(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	384(%rsi), %zmm16
+	vmovdqu64	384(%rsi), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	448(%rsi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1168(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1168(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, 2272(%rdi), %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, 2272(%rdi), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm19, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpxorq	%zmm19, %zmm24, %zmm24
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
@@ -23233,16 +23269,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 2336(%rdi), %zmm24, %zmm20
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vpxorq	%zmm25, %zmm21, %zmm21
+	vpxorq	%zmm25, %zmm22, %zmm22
 	vpxorq	%zmm18, %zmm15, %zmm15
-	vpxorq	%zmm19, %zmm22, %zmm19
+	vpxorq	%zmm19, %zmm23, %zmm19
 	vpxorq	%zmm18, %zmm16, %zmm16
-	vpxorq	%zmm20, %zmm23, %zmm20
+	vpxorq	%zmm20, %zmm21, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	16(%rdi), %zmm18
-	vmovdqu64	256(%rsi), %zmm22
+	vmovdqu64	256(%rsi), %zmm21
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm18, %zmm11, %zmm11
 	vmovdqu64	320(%rsi), %zmm23
 	vaesenc	%zmm18, %zmm12, %zmm12
@@ -23254,14 +23290,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu64	1104(%rdi), %zmm25
 	vaesenc	%zmm18, %zmm16, %zmm16
 	vaesenc	%zmm18, %zmm17, %zmm17
-	vpshufd	$78, %zmm22, %zmm26
+	vpshufd	$78, %zmm21, %zmm26
 	vbroadcasti32x4	32(%rdi), %zmm18
-	vpxorq	%zmm22, %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm26, %zmm26
 	vaesenc	%zmm18, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm18, %zmm11, %zmm11
 	vaesenc	%zmm18, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm18, %zmm13, %zmm13
 	vpclmulqdq	$0, 2144(%rdi), %zmm26, %zmm24
 	vaesenc	%zmm18, %zmm14, %zmm14
@@ -23277,10 +23313,10 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	2816(%rdi), %zmm10, %zmm10
 	vpclmulqdq	$0, 2208(%rdi), %zmm26, %zmm25
 	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpternlogd	$150, %zmm18, %zmm27, %zmm21
+	vpternlogd	$150, %zmm18, %zmm27, %zmm22
 	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpternlogd	$150, %zmm23, %zmm22, %zmm19
+	vpternlogd	$150, %zmm23, %zmm21, %zmm19
 	vpxorq	2816(%rdi), %zmm12, %zmm12
 	vpternlogd	$150, %zmm25, %zmm24, %zmm20
 	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
@@ -23289,9 +23325,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	2816(%rdi), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vmovdqu64	192(%rsi), %zmm22
+	vmovdqu64	192(%rsi), %zmm21
 	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpxorq	2816(%rdi), %zmm14, %zmm14
 	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
 	vmovdqu64	912(%rdi), %zmm23
@@ -23310,21 +23346,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	2816(%rdi), %zmm17, %zmm17
 	vpclmulqdq	$0, 2016(%rdi), %zmm25, %zmm23
 	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpshufd	$78, %zmm22, %zmm25
+	vpshufd	$78, %zmm21, %zmm25
 	vpxorq	2816(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpxorq	%zmm22, %zmm25, %zmm25
+	vpxorq	%zmm21, %zmm25, %zmm25
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm27
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vpclmulqdq	$0, 2080(%rdi), %zmm25, %zmm24
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm27, %zmm26, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpternlogd	$150, %zmm22, %zmm18, %zmm19
+	vpternlogd	$150, %zmm21, %zmm18, %zmm19
 	vaesenc	%zmm2, %zmm17, %zmm17
 	vaesenc	%zmm3, %zmm10, %zmm10
 	vpternlogd	$150, %zmm24, %zmm23, %zmm20
@@ -23341,7 +23377,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm10, %zmm10
-	vmovdqu64	784(%rdi), %zmm22
+	vmovdqu64	784(%rdi), %zmm21
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vmovdqu64	848(%rdi), %zmm23
 	vaesenc	%zmm4, %zmm12, %zmm12
@@ -23350,12 +23386,12 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vpxorq	%zmm18, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm22, %zmm18, %zmm25
+	vpclmulqdq	$0, %zmm21, %zmm18, %zmm25
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm22, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm21, %zmm18, %zmm18
 	vaesenc	%zmm5, %zmm10, %zmm10
-	vpclmulqdq	$0, 1888(%rdi), %zmm24, %zmm22
+	vpclmulqdq	$0, 1888(%rdi), %zmm24, %zmm21
 	vaesenc	%zmm5, %zmm11, %zmm11
 	vpshufd	$78, %zmm0, %zmm24
 	vaesenc	%zmm5, %zmm12, %zmm12
@@ -23369,33 +23405,33 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vpclmulqdq	$0, 1952(%rdi), %zmm24, %zmm23
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm25, %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpternlogd	$150, %zmm0, %zmm18, %zmm19
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpternlogd	$150, %zmm23, %zmm22, %zmm20
+	vpternlogd	$150, %zmm23, %zmm21, %zmm20
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm19, %zmm21, %zmm20
+	vpternlogd	$150, %zmm19, %zmm22, %zmm20
 	vaesenc	%zmm6, %zmm15, %zmm15
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpslldq	$8, %zmm20, %zmm0
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm10, %zmm10
 	vpsrldq	$8, %zmm20, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vaesenc	%zmm7, %zmm12, %zmm12
 	vpxorq	%zmm0, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm21, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm15, %zmm15
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti32x4	$1, %ymm21, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm10, %zmm10
 	vaesenc	%zmm8, %zmm11, %zmm11
 	vextracti64x4	$1, %zmm19, %ymm0
@@ -23407,23 +23443,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm8, %zmm15, %zmm15
 	vpxorq	%xmm0, %xmm19, %xmm19
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm9, %zmm10, %zmm10
 	vaesenclast	%zmm9, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm9, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm9, %zmm13, %zmm13
-	vpshufd	$78, %xmm21, %xmm21
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm9, %zmm14, %zmm14
 	vaesenclast	%zmm9, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm9, %zmm16, %zmm16
-	vpxorq	%xmm19, %xmm21, %xmm21
+	vpxorq	%xmm19, %xmm22, %xmm22
 	vaesenclast	%zmm9, %zmm17, %zmm17
-	vmovdqa64	%xmm21, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	2768(%rdi), %rax
 	andq	$255, %rax
@@ -23466,34 +23502,34 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm11
 	vmovdqu64	384(%rsi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vmovdqu64	448(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm13
 	vmovdqu64	1168(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm14
 	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm15
 	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, 2272(%rdi), %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm17
 	vpshufd	$78, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm19, %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm19
@@ -23701,34 +23737,34 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm11
 	vmovdqu64	384(%rsi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vmovdqu64	448(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm13
 	vmovdqu64	1168(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1232(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm14
 	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm15
 	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, 2272(%rdi), %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm17
 	vpshufd	$78, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm19, %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm19
@@ -23958,7 +23994,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24083,9 +24119,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24277,13 +24313,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24605,21 +24641,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -25283,7 +25319,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm20
 	vpxorq	3328(%rdi,%r9,1), %zmm12, %zmm12
 	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm21, %zmm24
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm24, %zmm24
@@ -25492,52 +25528,52 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$1, 2784(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	384(%rsi), %zmm19
+	vmovdqu64	384(%rsi), %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	448(%rsi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1168(%rdi), %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpxorq	%zmm19, %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpclmulqdq	$0, 2272(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm15
+	vmovdqu64	1168(%rdi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm16
+	vmovdqu64	1232(%rdi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm20, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm19
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm20
 	vpshufd	$78, %zmm21, %zmm26
 	vpxorq	%zmm20, %zmm12, %zmm12
 	vpxorq	%zmm21, %zmm26, %zmm26
 	vpxorq	%zmm20, %zmm13, %zmm13
 	vpxorq	%zmm20, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm27
 	vpxorq	%zmm20, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm22, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
 	vpxorq	%zmm20, %zmm16, %zmm16
 	vpxorq	%zmm20, %zmm17, %zmm17
-	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm22
+	vpclmulqdq	$0, 2336(%rdi), %zmm26, %zmm23
 	vpxorq	%zmm20, %zmm18, %zmm18
-	vpxorq	%zmm27, %zmm24, %zmm24
+	vpxorq	%zmm27, %zmm25, %zmm25
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vbroadcasti32x4	16(%rdi), %zmm20
-	vpxorq	%zmm21, %zmm25, %zmm21
+	vpxorq	%zmm21, %zmm22, %zmm21
 	vaesenc	%zmm20, %zmm12, %zmm12
-	vpxorq	%zmm22, %zmm23, %zmm22
+	vpxorq	%zmm23, %zmm24, %zmm22
 	vaesenc	%zmm20, %zmm13, %zmm13
 	vaesenc	%zmm20, %zmm14, %zmm14
 	vmovdqu64	256(%rsi), %zmm23
@@ -25545,9 +25581,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vaesenc	%zmm20, %zmm16, %zmm16
 	vaesenc	%zmm20, %zmm17, %zmm17
-	vmovdqu64	320(%rsi), %zmm25
+	vmovdqu64	320(%rsi), %zmm24
 	vaesenc	%zmm20, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm20, %zmm19, %zmm19
 	vbroadcasti32x4	32(%rdi), %zmm20
 	vmovdqu64	1040(%rdi), %zmm26
@@ -25568,22 +25604,22 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm23
 	vmovdqu64	%zmm12, 2880(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpshufd	$78, %zmm25, %zmm26
+	vpshufd	$78, %zmm24, %zmm26
 	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	%zmm25, %zmm26, %zmm26
+	vpxorq	%zmm24, %zmm26, %zmm26
 	vmovdqu64	%zmm13, 2944(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm28
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm28
 	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vmovdqu64	%zmm14, 3008(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm14, %zmm14
 	vpclmulqdq	$0, 2208(%rdi), %zmm26, %zmm26
 	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
 	vmovdqu64	%zmm15, 3072(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm25, %zmm20, %zmm21
+	vpternlogd	$150, %zmm24, %zmm20, %zmm21
 	vpxorq	2816(%rdi), %zmm16, %zmm16
 	vpternlogd	$150, %zmm26, %zmm23, %zmm22
 	vmovdqu64	%zmm16, 3136(%rdi,%rax,1)
@@ -25598,7 +25634,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
 	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	912(%rdi), %zmm25
+	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	2816(%rdi), %zmm19, %zmm19
 	vmovdqu64	976(%rdi), %zmm26
 	vmovdqu64	%zmm19, 3328(%rdi,%rax,1)
@@ -25608,12 +25644,12 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm20, %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm28
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm20
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm25
+	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vpshufd	$78, %zmm23, %zmm27
@@ -25628,12 +25664,12 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vpclmulqdq	$0, 2080(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm3, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm12, %zmm12
 	vpternlogd	$150, %zmm23, %zmm20, %zmm21
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm4, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vmovdqu64	(%rsi), %zmm20
@@ -25651,7 +25687,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu64	784(%rdi), %zmm23
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	848(%rdi), %zmm25
+	vmovdqu64	848(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm26
 	vaesenc	%zmm5, %zmm18, %zmm18
@@ -25671,27 +25707,27 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm0, %zmm26, %zmm26
 	vaesenc	%zmm6, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm25, %zmm0, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm28
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm14, %zmm14
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm25
+	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vpternlogd	$150, %zmm0, %zmm20, %zmm21
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpternlogd	$150, %zmm25, %zmm23, %zmm22
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
 	vpslldq	$8, %zmm22, %zmm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vpsrldq	$8, %zmm22, %zmm0
@@ -25699,14 +25735,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm9, %zmm12, %zmm12
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm9, %zmm15, %zmm15
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm19, %zmm19
 	vextracti64x4	$1, %zmm21, %ymm0
@@ -25719,24 +25755,24 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenc	%zmm10, %zmm16, %zmm16
 	vaesenc	%zmm10, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenc	%zmm10, %zmm18, %zmm18
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenc	%zmm10, %zmm19, %zmm19
 	vaesenclast	%zmm11, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm11, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm11, %zmm14, %zmm14
 	vaesenclast	%zmm11, %zmm15, %zmm15
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm11, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm11, %zmm17, %zmm17
 	vaesenclast	%zmm11, %zmm18, %zmm18
-	vpxorq	%xmm21, %xmm24, %xmm24
+	vpxorq	%xmm21, %xmm25, %xmm25
 	vaesenclast	%zmm11, %zmm19, %zmm19
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
 	subq	2768(%rdi), %rax
 	andq	$255, %rax
@@ -25779,32 +25815,32 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm13
 	vmovdqu64	384(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm14
 	vmovdqu64	448(%rsi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	1168(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpshufd	$78, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm19, %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, 2272(%rdi), %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm21, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm20
 	vpxorq	%zmm21, %zmm26, %zmm26
@@ -26030,32 +26066,32 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm13
 	vmovdqu64	384(%rsi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm14
 	vmovdqu64	448(%rsi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	1168(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm16
 	vmovdqu64	1232(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpshufd	$78, %zmm19, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm19, %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm18
 	vpclmulqdq	$0, %zmm20, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$17, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, 2272(%rdi), %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm21, %zmm26
 	vbroadcasti32x4	(%rdi), %zmm20
 	vpxorq	%zmm21, %zmm26, %zmm26
@@ -26303,7 +26339,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26432,9 +26468,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26632,13 +26668,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26970,21 +27006,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27654,7 +27690,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r2_decrypt_data_batch4:
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8:
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -27666,11 +27702,47 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r2_decrypt_data_step4:
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r2_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

@@ -5658,21 +5658,21 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_first_done256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -5833,30 +5833,30 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_drain256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufd	$78, %ymm9, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -6201,13 +6201,13 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next4_256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -6351,7 +6351,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next1_256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6414,7 +6414,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_encrypt_data_end256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6505,21 +6505,21 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_first_done128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -6644,33 +6644,33 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_drain128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -6976,13 +6976,13 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next4_128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7106,7 +7106,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next1_128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7161,7 +7161,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_encrypt_data_end128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7244,21 +7244,21 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_first_done192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -7401,31 +7401,31 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_drain192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
@@ -7751,13 +7751,13 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next4_192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7891,7 +7891,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next1_192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7950,7 +7950,7 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_encrypt_data_end192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8046,16 +8046,53 @@ aesgen_vaes256_gcm_none_encrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_none_encrypt_data_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
 .Laesgen_vaes256_gcm_none_encrypt_data_bswap256:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x2:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x3:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x4:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x5:
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x6:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x7:
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2x8:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_vaes256_gcm_none_encrypt_data_step1:
+.Laesgen_vaes256_gcm_none_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -8199,30 +8236,30 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_decrypt_data_drain256
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufd	$78, %ymm9, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -8523,13 +8560,13 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -8643,7 +8680,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8684,7 +8721,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_decrypt_data_end256
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8775,33 +8812,33 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_decrypt_data_drain128
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -9063,13 +9100,13 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9163,7 +9200,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9196,7 +9233,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_decrypt_data_end128
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9279,31 +9316,31 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_decrypt_data_drain192
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
@@ -9585,13 +9622,13 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9695,7 +9732,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9732,7 +9769,7 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_decrypt_data_end192
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9828,16 +9865,53 @@ aesgen_vaes256_gcm_none_decrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_none_decrypt_data_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
 .Laesgen_vaes256_gcm_none_decrypt_data_bswap256:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x2:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x3:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x4:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x5:
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x6:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x7:
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2x8:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_vaes256_gcm_none_decrypt_data_step1:
+.Laesgen_vaes256_gcm_none_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

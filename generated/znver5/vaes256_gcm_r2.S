@@ -5999,7 +5999,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -6150,21 +6150,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -6366,21 +6366,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes256_gcm_r2_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -6595,7 +6595,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm10, %ymm10
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
@@ -6830,29 +6830,29 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpshufd	$78, %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -7141,30 +7141,30 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top256
 .Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufd	$78, %ymm9, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -7418,30 +7418,30 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r2_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufd	$78, %ymm9, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -7808,13 +7808,13 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_next4_256
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -7958,7 +7958,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_next1_256
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8021,7 +8021,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_end256
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8138,7 +8138,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -8253,21 +8253,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -8433,21 +8433,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes256_gcm_r2_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -8631,7 +8631,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm0
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vmovdqu	-192(%rcx), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
@@ -8826,30 +8826,30 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqu	-256(%rcx), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -9100,33 +9100,33 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top128
 .Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -9341,33 +9341,33 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r2_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -9695,13 +9695,13 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_next4_128
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -9825,7 +9825,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_next1_128
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9880,7 +9880,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_end128
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -9989,7 +9989,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	960(%rdi), %ymm8, %ymm8
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -10122,21 +10122,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -10320,21 +10320,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes256_gcm_r2_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
@@ -10533,7 +10533,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm13
@@ -10746,32 +10746,32 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	-256(%rcx), %ymm7
+	vmovdqu	-256(%rcx), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm8, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -11041,31 +11041,31 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top192
 .Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
@@ -11300,31 +11300,31 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r2_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	-256(%rcx), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
@@ -11672,13 +11672,13 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmpq	$64, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_next4_192
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -11812,7 +11812,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_next1_192
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11871,7 +11871,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_end192
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -11967,23 +11967,56 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_r2_encrypt_data_batch2:
+.Laesgen_vaes256_gcm_r2_encrypt_data_step2x8:
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_r2_encrypt_data_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
 .Laesgen_vaes256_gcm_r2_encrypt_data_bswap256:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_encrypt_data_step2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_encrypt_data_step2x2:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_encrypt_data_step2x3:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_encrypt_data_step2x4:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_encrypt_data_step2x5:
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_encrypt_data_step2x6:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_encrypt_data_step2x7:
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes256_gcm_r2_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_vaes256_gcm_r2_encrypt_data_step1:
+.Laesgen_vaes256_gcm_r2_encrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_encrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_encrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_encrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
@@ -12166,7 +12199,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm10, %ymm10
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
@@ -12401,29 +12434,29 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpshufd	$78, %ymm8, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -12712,30 +12745,30 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top256
 .Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufd	$78, %ymm9, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -12989,30 +13022,30 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r2_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpshufd	$78, %ymm9, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 256(%rdi), %ymm9, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x6(%rip), %ymm1, %ymm8
+	vpclmulqdq	$17, 256(%rdi), %ymm9, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -13335,13 +13368,13 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -13455,7 +13488,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13496,7 +13529,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r2_decrypt_data_end256
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -13631,7 +13664,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm0
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vmovdqu	64(%rsi), %ymm13
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
@@ -13826,30 +13859,30 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqu	(%rsi), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -14100,33 +14133,33 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top128
 .Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -14341,33 +14374,33 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r2_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x1(%rip), %ymm1, %ymm3
 	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x2(%rip), %ymm1, %ymm4
 	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm4, %ymm4
 	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x3(%rip), %ymm1, %ymm5
 	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x4(%rip), %ymm1, %ymm6
 	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x5(%rip), %ymm1, %ymm7
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm15, %ymm10, %ymm10
@@ -14651,13 +14684,13 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -14751,7 +14784,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14784,7 +14817,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r2_decrypt_data_end128
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -14908,7 +14941,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	960(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm11, %ymm11
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm13
@@ -15121,32 +15154,32 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu	(%rsi), %ymm7
+	vmovdqu	(%rsi), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm8, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x7(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vbroadcasti128	(%rdi), %ymm0
 	vpshufd	$78, %ymm13, %ymm14
 	vpxor	%ymm0, %ymm2, %ymm2
@@ -15416,31 +15449,31 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top192
 .Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
@@ -15675,31 +15708,31 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	subq	$16, %rax
 .Laesgen_vaes256_gcm_r2_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x1(%rip), %ymm1, %ymm3
+	vmovdqu	(%rsi), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x2(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x3(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x4(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x5(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x6(%rip), %ymm1, %ymm8
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
 	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x7(%rip), %ymm1, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm9, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8(%rip), %ymm1, %ymm1
 	vpshufd	$78, %ymm13, %ymm14
 	vbroadcasti128	(%rdi), %ymm0
 	vpxor	%ymm13, %ymm14, %ymm14
@@ -16003,13 +16036,13 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm3, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x2(%rip), %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x3(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x4(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -16113,7 +16146,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -16150,7 +16183,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r2_decrypt_data_end192
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step1x1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -16246,7 +16279,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_r2_decrypt_data_batch2:
+.Laesgen_vaes256_gcm_r2_decrypt_data_step2x8:
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	5
@@ -16254,15 +16287,48 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	5
-.Laesgen_vaes256_gcm_r2_decrypt_data_step2:
+.Laesgen_vaes256_gcm_r2_decrypt_data_step2x1:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_decrypt_data_step2x2:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_decrypt_data_step2x3:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_decrypt_data_step2x4:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_decrypt_data_step2x5:
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_decrypt_data_step2x6:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_r2_decrypt_data_step2x7:
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes256_gcm_r2_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_vaes256_gcm_r2_decrypt_data_step1:
+.Laesgen_vaes256_gcm_r2_decrypt_data_step1x1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_decrypt_data_step1x2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_decrypt_data_step1x3:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_decrypt_data_step1x4:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

@@ -6743,7 +6743,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm9, %zmm18, %zmm19
 	vpaddb	%zmm9, %zmm19, %zmm20
 	vpaddb	%zmm9, %zmm20, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm11, %zmm11
@@ -6962,29 +6962,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -7230,7 +7230,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm9, %zmm19, %zmm20
 	vpxorq	%zmm22, %zmm26, %zmm26
 	vpaddb	%zmm9, %zmm20, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
@@ -7577,43 +7577,43 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top256
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1680(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpshufd	$78, %zmm17, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm18, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -7960,7 +7960,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8207,9 +8207,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8527,13 +8527,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -8993,21 +8993,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9749,29 +9749,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10963,7 +10963,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11097,9 +11097,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11305,13 +11305,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11659,21 +11659,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12303,29 +12303,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13300,7 +13300,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm9, %zmm18, %zmm19
 	vpaddb	%zmm9, %zmm19, %zmm20
 	vpaddb	%zmm9, %zmm20, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm11, %zmm11
@@ -13467,29 +13467,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -13686,7 +13686,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
 	vpaddb	%zmm9, %zmm20, %zmm9
 	vpclmulqdq	$0, 3296(%rdi), %zmm25, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm22, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm27, %zmm27
@@ -13978,51 +13978,51 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top128
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vmovdqu64	-64(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vmovdqu64	1680(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1744(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpshufd	$78, %zmm15, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm24, %zmm20, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm25, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vmovdqu64	-256(%rcx), %zmm24
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vmovdqu64	-192(%rcx), %zmm26
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -14033,14 +14033,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vpxorq	%zmm21, %zmm20, %zmm20
@@ -14055,16 +14055,16 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	-384(%rcx), %zmm23
+	vmovdqu64	-384(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	-320(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
@@ -14074,14 +14074,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -14096,16 +14096,16 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	-512(%rcx), %zmm23
+	vmovdqu64	-512(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	-448(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -14116,13 +14116,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm23, %zmm21
+	vpshufd	$78, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -14138,20 +14138,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	-640(%rcx), %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vmovdqu64	-576(%rcx), %zmm23
+	vmovdqu64	-576(%rcx), %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -14168,22 +14168,22 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufd	$78, %zmm23, %zmm28
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm28, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm9, %zmm9
 	vmovdqu64	-768(%rcx), %zmm21
 	vaesenc	%zmm5, %zmm10, %zmm10
@@ -14196,7 +14196,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vmovdqu64	1040(%rdi), %zmm23
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -14205,11 +14205,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpshufd	$78, %zmm0, %zmm27
@@ -14222,57 +14222,57 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm22, %zmm0
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm25, %xmm24, %xmm24
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -14309,7 +14309,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14548,9 +14548,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14856,13 +14856,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -15302,21 +15302,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -16022,29 +16022,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17184,7 +17184,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17310,9 +17310,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17506,13 +17506,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17840,21 +17840,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18448,29 +18448,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19393,7 +19393,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddb	%zmm9, %zmm18, %zmm19
 	vpaddb	%zmm9, %zmm19, %zmm20
 	vpaddb	%zmm9, %zmm20, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm11, %zmm11
@@ -19586,29 +19586,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -19830,7 +19830,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
 	vpaddb	%zmm9, %zmm20, %zmm9
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3296(%rdi), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -20149,45 +20149,45 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top192
 .Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1680(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1680(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1744(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm27, %zmm23, %zmm23
@@ -20506,7 +20506,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20749,9 +20749,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21063,13 +21063,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21519,21 +21519,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -22257,29 +22257,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -23445,7 +23445,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -23575,9 +23575,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -23777,13 +23777,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24121,21 +24121,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24747,29 +24747,29 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -25735,17 +25735,77 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_encrypt_data_batch4:
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x12:
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_encrypt_data_step4:
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x8:
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x9:
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x10:
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_encrypt_data_step4x11:
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # decrypt_data(ctx, in, len, out, final): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 12 registers of blocks and one reduction a loop.
@@ -25924,7 +25984,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpaddb	%zmm9, %zmm19, %zmm20
 	vpxorq	%zmm22, %zmm26, %zmm26
 	vpaddb	%zmm9, %zmm20, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
@@ -26271,43 +26331,43 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top256
 .Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	704(%rsi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1680(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpshufd	$78, %zmm17, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm18, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -26655,7 +26715,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26788,9 +26848,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26994,13 +27054,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27344,21 +27404,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27980,29 +28040,29 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -28976,7 +29036,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
 	vpaddb	%zmm9, %zmm20, %zmm9
 	vpclmulqdq	$0, 3296(%rdi), %zmm25, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm22, %zmm27
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm27, %zmm27
@@ -29268,51 +29328,51 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top128
 .Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vmovdqu64	704(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vmovdqu64	1680(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	704(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1744(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpshufd	$78, %zmm15, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm24, %zmm20, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm25, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	512(%rsi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vmovdqu64	512(%rsi), %zmm24
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vmovdqu64	576(%rsi), %zmm26
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -29323,14 +29383,14 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vpxorq	%zmm21, %zmm20, %zmm20
@@ -29345,16 +29405,16 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	384(%rsi), %zmm23
+	vmovdqu64	384(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	448(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
@@ -29364,14 +29424,14 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -29386,16 +29446,16 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	256(%rsi), %zmm23
+	vmovdqu64	256(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	320(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -29406,13 +29466,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm23, %zmm21
+	vpshufd	$78, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -29428,20 +29488,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	128(%rsi), %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vmovdqu64	192(%rsi), %zmm23
+	vmovdqu64	192(%rsi), %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -29458,22 +29518,22 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufd	$78, %zmm23, %zmm28
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm28, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm9, %zmm9
 	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm5, %zmm10, %zmm10
@@ -29486,7 +29546,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vmovdqu64	1040(%rdi), %zmm23
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -29495,11 +29555,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpshufd	$78, %zmm0, %zmm27
@@ -29512,57 +29572,57 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm22, %zmm0
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm25, %xmm24, %xmm24
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -29600,7 +29660,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -29725,9 +29785,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -29919,13 +29979,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -30249,21 +30309,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -30849,29 +30909,29 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -31792,7 +31852,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
 	vpaddb	%zmm9, %zmm20, %zmm9
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3296(%rdi), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -32111,45 +32171,45 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top192
 .Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	704(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1680(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1680(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1744(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm27, %zmm23, %zmm23
@@ -32469,7 +32529,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -32598,9 +32658,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -32798,13 +32858,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -33138,21 +33198,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -33756,29 +33816,29 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -34732,17 +34792,77 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_decrypt_data_batch4:
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x12:
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_none_decrypt_data_step4:
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x8:
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x9:
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x10:
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_none_decrypt_data_step4x11:
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

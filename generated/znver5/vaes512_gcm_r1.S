@@ -7065,7 +7065,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	4480(%rdi,%r9,1), %zmm9, %zmm19
 	vpxorq	4544(%rdi,%r9,1), %zmm9, %zmm20
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
@@ -7278,29 +7278,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -7575,29 +7575,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -7868,7 +7868,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpclmulqdq	$0, 3296(%rdi), %zmm25, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm22, %zmm27
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm10, %zmm10
@@ -8207,41 +8207,41 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
 	vmovdqu64	-64(%rcx), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1680(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufd	$78, %zmm18, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm18, %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpxorq	%zmm22, %zmm27, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
@@ -8639,43 +8639,43 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1680(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpshufd	$78, %zmm17, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm18, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -9025,43 +9025,43 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1680(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpshufd	$78, %zmm17, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm18, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -9430,7 +9430,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9677,9 +9677,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9997,13 +9997,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10463,21 +10463,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11219,29 +11219,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12433,7 +12433,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12567,9 +12567,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12775,13 +12775,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13129,21 +13129,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13773,29 +13773,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14777,7 +14777,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	4480(%rdi,%r9,1), %zmm9, %zmm19
 	vpxorq	4544(%rdi,%r9,1), %zmm9, %zmm20
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
@@ -14938,29 +14938,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -15183,29 +15183,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -15429,7 +15429,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm27, %zmm23, %zmm23
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm24, %zmm22
@@ -15712,53 +15712,53 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	-128(%rcx), %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vmovdqu64	-64(%rcx), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-64(%rcx), %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vmovdqu64	1680(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1744(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1744(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufd	$78, %zmm16, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpxorq	%zmm16, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpxorq	%zmm19, %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm25, %zmm21, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufd	$78, %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm26, %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm27, %zmm23, %zmm23
 	vpxorq	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm24, %zmm23, %zmm23
+	vpxorq	%zmm25, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm11, %zmm11
-	vmovdqu64	-256(%rcx), %zmm24
+	vmovdqu64	-256(%rcx), %zmm25
 	vpxorq	%zmm21, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vmovdqu64	-192(%rcx), %zmm26
@@ -15770,15 +15770,15 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm21, %zmm18, %zmm18
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpshufd	$78, %zmm24, %zmm29
+	vpshufd	$78, %zmm25, %zmm29
 	vpxorq	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpxorq	%zmm24, %zmm29, %zmm29
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm13, %zmm13
@@ -15795,22 +15795,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm25
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
 	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
 	vpxorq	3840(%rdi), %zmm9, %zmm9
 	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
 	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
 	vmovdqu64	-384(%rcx), %zmm21
 	vpxorq	3840(%rdi), %zmm10, %zmm10
 	vpxorq	3840(%rdi), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vmovdqu64	-320(%rcx), %zmm24
+	vmovdqu64	-320(%rcx), %zmm25
 	vpxorq	3840(%rdi), %zmm11, %zmm11
 	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
 	vmovdqu64	1424(%rdi), %zmm26
 	vpxorq	3840(%rdi), %zmm12, %zmm12
@@ -15829,29 +15829,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
 	vpclmulqdq	$0, 3040(%rdi), %zmm28, %zmm26
 	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vpshufd	$78, %zmm24, %zmm28
+	vpshufd	$78, %zmm25, %zmm28
 	vpxorq	3840(%rdi), %zmm16, %zmm16
 	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpxorq	%zmm24, %zmm28, %zmm28
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vpxorq	3840(%rdi), %zmm17, %zmm17
 	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vpxorq	3840(%rdi), %zmm17, %zmm17
 	vpclmulqdq	$0, 3104(%rdi), %zmm28, %zmm27
 	vpxorq	3840(%rdi), %zmm18, %zmm18
 	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm22
 	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vpternlogd	$150, %zmm25, %zmm21, %zmm23
 	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vpternlogd	$150, %zmm27, %zmm26, %zmm24
 	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
 	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	-512(%rcx), %zmm24
+	vmovdqu64	-512(%rcx), %zmm25
 	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
 	vpxorq	3840(%rdi), %zmm20, %zmm20
 	vmovdqu64	-448(%rcx), %zmm26
@@ -15864,14 +15864,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpshufd	$78, %zmm24, %zmm29
+	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpxorq	%zmm24, %zmm29, %zmm29
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm19, %zmm19
@@ -15888,17 +15888,17 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm31, %zmm30, %zmm25
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vmovdqu64	-640(%rcx), %zmm24
+	vmovdqu64	-640(%rcx), %zmm25
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vmovdqu64	-576(%rcx), %zmm21
@@ -15910,15 +15910,15 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm27
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpshufd	$78, %zmm24, %zmm28
+	vpshufd	$78, %zmm25, %zmm28
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpxorq	%zmm24, %zmm28, %zmm28
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
+	vpclmulqdq	$0, %zmm26, %zmm25, %zmm29
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm26, %zmm25, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm3, %zmm10, %zmm10
@@ -15935,12 +15935,12 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm22
 	vaesenc	%zmm3, %zmm19, %zmm19
-	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vpternlogd	$150, %zmm21, %zmm25, %zmm23
 	vaesenc	%zmm3, %zmm20, %zmm20
 	vaesenc	%zmm4, %zmm9, %zmm9
-	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vpternlogd	$150, %zmm27, %zmm26, %zmm24
 	vaesenc	%zmm4, %zmm10, %zmm10
 	vmovdqu64	-768(%rcx), %zmm21
 	vaesenc	%zmm4, %zmm11, %zmm11
@@ -15955,7 +15955,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vmovdqu64	1040(%rdi), %zmm24
+	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm4, %zmm20, %zmm20
@@ -15964,12 +15964,12 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm5, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vpshufd	$78, %zmm0, %zmm27
@@ -15984,63 +15984,63 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm6, %zmm10, %zmm10
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vpternlogd	$150, %zmm29, %zmm28, %zmm22
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vpternlogd	$150, %zmm0, %zmm21, %zmm23
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm24, %zmm23
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm22, %zmm25, %zmm23
+	vpternlogd	$150, %zmm23, %zmm22, %zmm24
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm6, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpsrldq	$8, %zmm23, %zmm0
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm7, %zmm17, %zmm17
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm7, %zmm19, %zmm19
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm7, %zmm20, %zmm20
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm17, %zmm17
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm22, %xmm25, %xmm25
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm25, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	3792(%rdi), %rax
 	andq	$255, %rax
@@ -16091,51 +16091,51 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vmovdqu64	-64(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vmovdqu64	1680(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1744(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpshufd	$78, %zmm15, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm24, %zmm20, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm25, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vmovdqu64	-256(%rcx), %zmm24
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vmovdqu64	-192(%rcx), %zmm26
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -16146,14 +16146,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vpxorq	%zmm21, %zmm20, %zmm20
@@ -16168,16 +16168,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	-384(%rcx), %zmm23
+	vmovdqu64	-384(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	-320(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
@@ -16187,14 +16187,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -16209,16 +16209,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	-512(%rcx), %zmm23
+	vmovdqu64	-512(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	-448(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -16229,13 +16229,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm23, %zmm21
+	vpshufd	$78, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -16251,20 +16251,20 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	-640(%rcx), %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vmovdqu64	-576(%rcx), %zmm23
+	vmovdqu64	-576(%rcx), %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -16281,22 +16281,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufd	$78, %zmm23, %zmm28
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm28, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm9, %zmm9
 	vmovdqu64	-768(%rcx), %zmm21
 	vaesenc	%zmm5, %zmm10, %zmm10
@@ -16309,7 +16309,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vmovdqu64	1040(%rdi), %zmm23
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -16318,11 +16318,11 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpshufd	$78, %zmm0, %zmm27
@@ -16335,57 +16335,57 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm22, %zmm0
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm25, %xmm24, %xmm24
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -16425,51 +16425,51 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vmovdqu64	-64(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vmovdqu64	1680(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1744(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpshufd	$78, %zmm15, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm24, %zmm20, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm25, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vmovdqu64	-256(%rcx), %zmm24
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vmovdqu64	-192(%rcx), %zmm26
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -16480,14 +16480,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vpxorq	%zmm21, %zmm20, %zmm20
@@ -16502,16 +16502,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	-384(%rcx), %zmm23
+	vmovdqu64	-384(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	-320(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
@@ -16521,14 +16521,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -16543,16 +16543,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	-512(%rcx), %zmm23
+	vmovdqu64	-512(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	-448(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -16563,13 +16563,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm23, %zmm21
+	vpshufd	$78, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -16585,20 +16585,20 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	-640(%rcx), %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vmovdqu64	-576(%rcx), %zmm23
+	vmovdqu64	-576(%rcx), %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -16615,22 +16615,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufd	$78, %zmm23, %zmm28
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm28, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm9, %zmm9
 	vmovdqu64	-768(%rcx), %zmm21
 	vaesenc	%zmm5, %zmm10, %zmm10
@@ -16643,7 +16643,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vmovdqu64	1040(%rdi), %zmm23
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -16652,11 +16652,11 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpshufd	$78, %zmm0, %zmm27
@@ -16669,57 +16669,57 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm22, %zmm0
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm25, %xmm24, %xmm24
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -16778,7 +16778,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17017,9 +17017,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17325,13 +17325,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17771,21 +17771,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18491,29 +18491,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19653,7 +19653,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19779,9 +19779,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19975,13 +19975,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20309,21 +20309,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20917,29 +20917,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21869,7 +21869,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	4480(%rdi,%r9,1), %zmm9, %zmm19
 	vpxorq	4544(%rdi,%r9,1), %zmm9, %zmm20
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
@@ -22056,29 +22056,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -22327,29 +22327,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -22596,7 +22596,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpshufd	$78, %zmm22, %zmm27
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpxorq	%zmm22, %zmm27, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vpclmulqdq	$17, %zmm23, %zmm22, %zmm22
@@ -22907,43 +22907,43 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vmovdqu64	-64(%rcx), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	1680(%rdi), %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufd	$78, %zmm17, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
 	vpxorq	%zmm17, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
 	vpxorq	%zmm21, %zmm9, %zmm9
@@ -23313,45 +23313,45 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1680(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1680(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1744(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm27, %zmm23, %zmm23
@@ -23673,45 +23673,45 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1680(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1680(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1744(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm27, %zmm23, %zmm23
@@ -24052,7 +24052,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24295,9 +24295,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24609,13 +24609,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -25065,21 +25065,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -25803,29 +25803,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26991,7 +26991,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27121,9 +27121,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27323,13 +27323,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27667,21 +27667,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -28293,29 +28293,29 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -29269,23 +29269,83 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r1_encrypt_data_batch4:
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12:
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	6
-.Laesgen_vaes512_gcm_r1_encrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
 .Laesgen_vaes512_gcm_r1_encrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8:
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9:
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10:
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11:
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r1_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -29477,7 +29537,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpclmulqdq	$0, 3296(%rdi), %zmm25, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpshufd	$78, %zmm22, %zmm27
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm10, %zmm10
@@ -29816,41 +29876,41 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	640(%rsi), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
 	vmovdqu64	704(%rsi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1680(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufd	$78, %zmm18, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm18, %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpxorq	%zmm22, %zmm27, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
@@ -30248,43 +30308,43 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	704(%rsi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1680(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpshufd	$78, %zmm17, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm18, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -30634,43 +30694,43 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	704(%rsi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1680(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpshufd	$78, %zmm17, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm18, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -31040,7 +31100,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -31173,9 +31233,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -31379,13 +31439,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -31729,21 +31789,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -32365,29 +32425,29 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -33373,7 +33433,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm27, %zmm23, %zmm23
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm24, %zmm22
@@ -33656,53 +33716,53 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	640(%rsi), %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vmovdqu64	704(%rsi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	704(%rsi), %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vmovdqu64	1680(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1744(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1744(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufd	$78, %zmm16, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpxorq	%zmm16, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpxorq	%zmm19, %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm25, %zmm21, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufd	$78, %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm26, %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm27, %zmm23, %zmm23
 	vpxorq	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm24, %zmm23, %zmm23
+	vpxorq	%zmm25, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm11, %zmm11
-	vmovdqu64	512(%rsi), %zmm24
+	vmovdqu64	512(%rsi), %zmm25
 	vpxorq	%zmm21, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vmovdqu64	576(%rsi), %zmm26
@@ -33714,15 +33774,15 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm21, %zmm18, %zmm18
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpshufd	$78, %zmm24, %zmm29
+	vpshufd	$78, %zmm25, %zmm29
 	vpxorq	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpxorq	%zmm24, %zmm29, %zmm29
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm13, %zmm13
@@ -33739,22 +33799,22 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm25
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
 	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
 	vpxorq	3840(%rdi), %zmm9, %zmm9
 	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
 	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
 	vmovdqu64	384(%rsi), %zmm21
 	vpxorq	3840(%rdi), %zmm10, %zmm10
 	vpxorq	3840(%rdi), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vmovdqu64	448(%rsi), %zmm24
+	vmovdqu64	448(%rsi), %zmm25
 	vpxorq	3840(%rdi), %zmm11, %zmm11
 	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
 	vmovdqu64	1424(%rdi), %zmm26
 	vpxorq	3840(%rdi), %zmm12, %zmm12
@@ -33773,29 +33833,29 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
 	vpclmulqdq	$0, 3040(%rdi), %zmm28, %zmm26
 	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vpshufd	$78, %zmm24, %zmm28
+	vpshufd	$78, %zmm25, %zmm28
 	vpxorq	3840(%rdi), %zmm16, %zmm16
 	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpxorq	%zmm24, %zmm28, %zmm28
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vpxorq	3840(%rdi), %zmm17, %zmm17
 	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vpxorq	3840(%rdi), %zmm17, %zmm17
 	vpclmulqdq	$0, 3104(%rdi), %zmm28, %zmm27
 	vpxorq	3840(%rdi), %zmm18, %zmm18
 	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm22
 	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vpternlogd	$150, %zmm25, %zmm21, %zmm23
 	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vpternlogd	$150, %zmm27, %zmm26, %zmm24
 	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
 	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	256(%rsi), %zmm24
+	vmovdqu64	256(%rsi), %zmm25
 	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
 	vpxorq	3840(%rdi), %zmm20, %zmm20
 	vmovdqu64	320(%rsi), %zmm26
@@ -33808,14 +33868,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpshufd	$78, %zmm24, %zmm29
+	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpxorq	%zmm24, %zmm29, %zmm29
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm19, %zmm19
@@ -33832,17 +33892,17 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm31, %zmm30, %zmm25
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vmovdqu64	128(%rsi), %zmm24
+	vmovdqu64	128(%rsi), %zmm25
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vmovdqu64	192(%rsi), %zmm21
@@ -33854,15 +33914,15 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm27
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpshufd	$78, %zmm24, %zmm28
+	vpshufd	$78, %zmm25, %zmm28
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpxorq	%zmm24, %zmm28, %zmm28
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
+	vpclmulqdq	$0, %zmm26, %zmm25, %zmm29
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm26, %zmm25, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm3, %zmm10, %zmm10
@@ -33879,12 +33939,12 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm22
 	vaesenc	%zmm3, %zmm19, %zmm19
-	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vpternlogd	$150, %zmm21, %zmm25, %zmm23
 	vaesenc	%zmm3, %zmm20, %zmm20
 	vaesenc	%zmm4, %zmm9, %zmm9
-	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vpternlogd	$150, %zmm27, %zmm26, %zmm24
 	vaesenc	%zmm4, %zmm10, %zmm10
 	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm4, %zmm11, %zmm11
@@ -33899,7 +33959,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vmovdqu64	1040(%rdi), %zmm24
+	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm4, %zmm20, %zmm20
@@ -33908,12 +33968,12 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm5, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vpshufd	$78, %zmm0, %zmm27
@@ -33928,63 +33988,63 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm6, %zmm10, %zmm10
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vpternlogd	$150, %zmm29, %zmm28, %zmm22
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vpternlogd	$150, %zmm0, %zmm21, %zmm23
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm24, %zmm23
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm22, %zmm25, %zmm23
+	vpternlogd	$150, %zmm23, %zmm22, %zmm24
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm6, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpsrldq	$8, %zmm23, %zmm0
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm7, %zmm17, %zmm17
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm7, %zmm19, %zmm19
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm7, %zmm20, %zmm20
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm17, %zmm17
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm22, %xmm25, %xmm25
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm25, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	3792(%rdi), %rax
 	andq	$255, %rax
@@ -34035,51 +34095,51 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vmovdqu64	704(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vmovdqu64	1680(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	704(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1744(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpshufd	$78, %zmm15, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm24, %zmm20, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm25, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	512(%rsi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vmovdqu64	512(%rsi), %zmm24
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vmovdqu64	576(%rsi), %zmm26
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -34090,14 +34150,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vpxorq	%zmm21, %zmm20, %zmm20
@@ -34112,16 +34172,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	384(%rsi), %zmm23
+	vmovdqu64	384(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	448(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
@@ -34131,14 +34191,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -34153,16 +34213,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	256(%rsi), %zmm23
+	vmovdqu64	256(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	320(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -34173,13 +34233,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm23, %zmm21
+	vpshufd	$78, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -34195,20 +34255,20 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	128(%rsi), %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vmovdqu64	192(%rsi), %zmm23
+	vmovdqu64	192(%rsi), %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -34225,22 +34285,22 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufd	$78, %zmm23, %zmm28
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm28, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm9, %zmm9
 	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm5, %zmm10, %zmm10
@@ -34253,7 +34313,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vmovdqu64	1040(%rdi), %zmm23
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -34262,11 +34322,11 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpshufd	$78, %zmm0, %zmm27
@@ -34279,57 +34339,57 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm22, %zmm0
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm25, %xmm24, %xmm24
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -34369,51 +34429,51 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vmovdqu64	704(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vmovdqu64	1680(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	704(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1744(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpshufd	$78, %zmm15, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm24, %zmm20, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm25, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	512(%rsi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vmovdqu64	512(%rsi), %zmm24
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vmovdqu64	576(%rsi), %zmm26
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -34424,14 +34484,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vpxorq	%zmm21, %zmm20, %zmm20
@@ -34446,16 +34506,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	384(%rsi), %zmm23
+	vmovdqu64	384(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	448(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
@@ -34465,14 +34525,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -34487,16 +34547,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	256(%rsi), %zmm23
+	vmovdqu64	256(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	320(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -34507,13 +34567,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm23, %zmm21
+	vpshufd	$78, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -34529,20 +34589,20 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	128(%rsi), %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vmovdqu64	192(%rsi), %zmm23
+	vmovdqu64	192(%rsi), %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -34559,22 +34619,22 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufd	$78, %zmm23, %zmm28
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm28, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm9, %zmm9
 	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm5, %zmm10, %zmm10
@@ -34587,7 +34647,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vmovdqu64	1040(%rdi), %zmm23
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -34596,11 +34656,11 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpshufd	$78, %zmm0, %zmm27
@@ -34613,57 +34673,57 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm22, %zmm0
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm25, %xmm24, %xmm24
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -34723,7 +34783,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -34848,9 +34908,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -35042,13 +35102,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -35372,21 +35432,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -35972,29 +36032,29 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -36925,7 +36985,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpshufd	$78, %zmm22, %zmm27
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpxorq	%zmm22, %zmm27, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vpclmulqdq	$17, %zmm23, %zmm22, %zmm22
@@ -37236,43 +37296,43 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	640(%rsi), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vmovdqu64	704(%rsi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	1680(%rdi), %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufd	$78, %zmm17, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
 	vpxorq	%zmm17, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
 	vpxorq	%zmm21, %zmm9, %zmm9
@@ -37642,45 +37702,45 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	704(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1680(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1680(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1744(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm27, %zmm23, %zmm23
@@ -38002,45 +38062,45 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	704(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1680(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1680(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1744(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm27, %zmm23, %zmm23
@@ -38382,7 +38442,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -38511,9 +38571,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -38711,13 +38771,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -39051,21 +39111,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -39669,29 +39729,29 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -40633,7 +40693,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r1_decrypt_data_batch4:
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12:
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -40645,11 +40705,71 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r1_decrypt_data_step4:
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8:
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9:
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10:
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11:
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r1_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

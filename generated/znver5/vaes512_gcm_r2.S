@@ -7095,7 +7095,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	4480(%rdi,%r9,1), %zmm9, %zmm19
 	vpxorq	4544(%rdi,%r9,1), %zmm9, %zmm20
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
@@ -7295,29 +7295,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -7592,29 +7592,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -7888,7 +7888,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 3296(%rdi), %zmm24, %zmm24
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm22, %zmm27, %zmm27
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
@@ -8213,41 +8213,41 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
 	vmovdqu64	-64(%rcx), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1680(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufd	$78, %zmm18, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm18, %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpxorq	%zmm22, %zmm27, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
@@ -8645,43 +8645,43 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1680(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpshufd	$78, %zmm17, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm18, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -9031,43 +9031,43 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1680(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpshufd	$78, %zmm17, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm18, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -9438,7 +9438,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -9685,9 +9685,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10005,13 +10005,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -10471,21 +10471,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -11227,29 +11227,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12441,7 +12441,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12575,9 +12575,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -12783,13 +12783,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13137,21 +13137,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -13781,29 +13781,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -14785,7 +14785,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	4480(%rdi,%r9,1), %zmm9, %zmm19
 	vpxorq	4544(%rdi,%r9,1), %zmm9, %zmm20
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
@@ -14933,29 +14933,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -15178,29 +15178,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -15428,7 +15428,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vpxorq	%zmm21, %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm25, %zmm24, %zmm24
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vmovdqu64	-256(%rcx), %zmm25
@@ -15696,53 +15696,53 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqu64	-128(%rcx), %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vmovdqu64	-64(%rcx), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-64(%rcx), %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vmovdqu64	1680(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1744(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1744(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufd	$78, %zmm16, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpxorq	%zmm16, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpxorq	%zmm19, %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm25, %zmm21, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufd	$78, %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm26, %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm27, %zmm23, %zmm23
 	vpxorq	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm24, %zmm23, %zmm23
+	vpxorq	%zmm25, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm11, %zmm11
-	vmovdqu64	-256(%rcx), %zmm24
+	vmovdqu64	-256(%rcx), %zmm25
 	vpxorq	%zmm21, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vmovdqu64	-192(%rcx), %zmm26
@@ -15754,15 +15754,15 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm21, %zmm18, %zmm18
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpshufd	$78, %zmm24, %zmm29
+	vpshufd	$78, %zmm25, %zmm29
 	vpxorq	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpxorq	%zmm24, %zmm29, %zmm29
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm13, %zmm13
@@ -15779,17 +15779,17 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	32(%rdi), %zmm21
-	vpternlogd	$150, %zmm31, %zmm30, %zmm25
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vmovdqu64	-384(%rcx), %zmm24
+	vmovdqu64	-384(%rcx), %zmm25
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	-320(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -15801,14 +15801,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vmovdqu64	1488(%rdi), %zmm21
 	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpshufd	$78, %zmm24, %zmm28
+	vpshufd	$78, %zmm25, %zmm28
 	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpxorq	%zmm24, %zmm28, %zmm28
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vpxorq	3840(%rdi), %zmm9, %zmm9
 	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm29
 	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vpxorq	3840(%rdi), %zmm10, %zmm10
 	vpxorq	3840(%rdi), %zmm11, %zmm11
 	vpclmulqdq	$0, 3040(%rdi), %zmm28, %zmm27
@@ -15826,11 +15826,11 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 3104(%rdi), %zmm28, %zmm26
 	vpxorq	3840(%rdi), %zmm13, %zmm13
 	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm22
 	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vpternlogd	$150, %zmm21, %zmm25, %zmm23
 	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
 	vpxorq	3840(%rdi), %zmm15, %zmm15
 	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
 	vmovdqu64	-512(%rcx), %zmm21
@@ -15838,9 +15838,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpxorq	3840(%rdi), %zmm16, %zmm16
 	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vmovdqu64	-448(%rcx), %zmm24
+	vmovdqu64	-448(%rcx), %zmm25
 	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vpxorq	3840(%rdi), %zmm17, %zmm17
 	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
 	vmovdqu64	1296(%rdi), %zmm26
@@ -15860,29 +15860,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 2912(%rdi), %zmm28, %zmm28
 	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
 	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vpshufd	$78, %zmm24, %zmm30
+	vpshufd	$78, %zmm25, %zmm30
 	vbroadcasti32x4	48(%rdi), %zmm21
-	vpxorq	%zmm24, %zmm30, %zmm30
+	vpxorq	%zmm25, %zmm30, %zmm30
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm31
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm31
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vpclmulqdq	$0, 2976(%rdi), %zmm30, %zmm27
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm31, %zmm29, %zmm25
+	vpternlogd	$150, %zmm31, %zmm29, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm26, %zmm22
+	vpternlogd	$150, %zmm25, %zmm26, %zmm23
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpternlogd	$150, %zmm27, %zmm28, %zmm23
+	vpternlogd	$150, %zmm27, %zmm28, %zmm24
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vmovdqu64	-640(%rcx), %zmm24
+	vmovdqu64	-640(%rcx), %zmm25
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vmovdqu64	-576(%rcx), %zmm21
@@ -15894,15 +15894,15 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm27
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpshufd	$78, %zmm24, %zmm28
+	vpshufd	$78, %zmm25, %zmm28
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpxorq	%zmm24, %zmm28, %zmm28
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
+	vpclmulqdq	$0, %zmm26, %zmm25, %zmm29
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm26, %zmm25, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm3, %zmm10, %zmm10
@@ -15919,12 +15919,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm22
 	vaesenc	%zmm3, %zmm19, %zmm19
-	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vpternlogd	$150, %zmm21, %zmm25, %zmm23
 	vaesenc	%zmm3, %zmm20, %zmm20
 	vaesenc	%zmm4, %zmm9, %zmm9
-	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vpternlogd	$150, %zmm27, %zmm26, %zmm24
 	vaesenc	%zmm4, %zmm10, %zmm10
 	vmovdqu64	-768(%rcx), %zmm21
 	vaesenc	%zmm4, %zmm11, %zmm11
@@ -15939,7 +15939,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vmovdqu64	1040(%rdi), %zmm24
+	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm4, %zmm20, %zmm20
@@ -15948,12 +15948,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vpshufd	$78, %zmm0, %zmm27
@@ -15968,63 +15968,63 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm6, %zmm10, %zmm10
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vpternlogd	$150, %zmm29, %zmm28, %zmm22
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vpternlogd	$150, %zmm0, %zmm21, %zmm23
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm24, %zmm23
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm22, %zmm25, %zmm23
+	vpternlogd	$150, %zmm23, %zmm22, %zmm24
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm6, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpsrldq	$8, %zmm23, %zmm0
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm7, %zmm17, %zmm17
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm7, %zmm19, %zmm19
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm7, %zmm20, %zmm20
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm17, %zmm17
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm22, %xmm25, %xmm25
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm25, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	3792(%rdi), %rax
 	andq	$255, %rax
@@ -16075,51 +16075,51 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vmovdqu64	-64(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vmovdqu64	1680(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1744(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpshufd	$78, %zmm15, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm24, %zmm20, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm25, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vmovdqu64	-256(%rcx), %zmm24
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vmovdqu64	-192(%rcx), %zmm26
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -16130,14 +16130,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vpxorq	%zmm21, %zmm20, %zmm20
@@ -16152,16 +16152,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	-384(%rcx), %zmm23
+	vmovdqu64	-384(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	-320(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
@@ -16171,14 +16171,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -16193,16 +16193,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	-512(%rcx), %zmm23
+	vmovdqu64	-512(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	-448(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -16213,13 +16213,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm23, %zmm21
+	vpshufd	$78, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -16235,20 +16235,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	-640(%rcx), %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vmovdqu64	-576(%rcx), %zmm23
+	vmovdqu64	-576(%rcx), %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -16265,22 +16265,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufd	$78, %zmm23, %zmm28
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm28, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm9, %zmm9
 	vmovdqu64	-768(%rcx), %zmm21
 	vaesenc	%zmm5, %zmm10, %zmm10
@@ -16293,7 +16293,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vmovdqu64	1040(%rdi), %zmm23
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -16302,11 +16302,11 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpshufd	$78, %zmm0, %zmm27
@@ -16319,57 +16319,57 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm22, %zmm0
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm25, %xmm24, %xmm24
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -16409,51 +16409,51 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vmovdqu64	-64(%rcx), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vmovdqu64	1680(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-64(%rcx), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1744(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpshufd	$78, %zmm15, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm24, %zmm20, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm25, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vmovdqu64	-256(%rcx), %zmm24
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vmovdqu64	-192(%rcx), %zmm26
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -16464,14 +16464,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vpxorq	%zmm21, %zmm20, %zmm20
@@ -16486,16 +16486,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	-384(%rcx), %zmm23
+	vmovdqu64	-384(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	-320(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
@@ -16505,14 +16505,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -16527,16 +16527,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	-512(%rcx), %zmm23
+	vmovdqu64	-512(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	-448(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -16547,13 +16547,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm23, %zmm21
+	vpshufd	$78, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -16569,20 +16569,20 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	-640(%rcx), %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vmovdqu64	-576(%rcx), %zmm23
+	vmovdqu64	-576(%rcx), %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -16599,22 +16599,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufd	$78, %zmm23, %zmm28
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm28, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm9, %zmm9
 	vmovdqu64	-768(%rcx), %zmm21
 	vaesenc	%zmm5, %zmm10, %zmm10
@@ -16627,7 +16627,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vmovdqu64	1040(%rdi), %zmm23
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -16636,11 +16636,11 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpshufd	$78, %zmm0, %zmm27
@@ -16653,57 +16653,57 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm22, %zmm0
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm25, %xmm24, %xmm24
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -16764,7 +16764,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17003,9 +17003,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17311,13 +17311,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -17757,21 +17757,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -18477,29 +18477,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19639,7 +19639,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19765,9 +19765,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -19961,13 +19961,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20295,21 +20295,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -20903,29 +20903,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -21855,7 +21855,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	4480(%rdi,%r9,1), %zmm9, %zmm19
 	vpxorq	4544(%rdi,%r9,1), %zmm9, %zmm20
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
@@ -22029,29 +22029,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -22300,29 +22300,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -22572,7 +22572,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%zmm21, %zmm26, %zmm26
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -22869,43 +22869,43 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vmovdqu64	-64(%rcx), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	1680(%rdi), %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufd	$78, %zmm17, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
 	vpxorq	%zmm17, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
 	vpxorq	%zmm21, %zmm9, %zmm9
@@ -23275,45 +23275,45 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1680(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1680(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1744(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm27, %zmm23, %zmm23
@@ -23635,45 +23635,45 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-128(%rcx), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	-128(%rcx), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	-64(%rcx), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1680(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1680(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1744(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm27, %zmm23, %zmm23
@@ -24016,7 +24016,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24259,9 +24259,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -24573,13 +24573,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -25029,21 +25029,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -25767,29 +25767,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -26955,7 +26955,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27085,9 +27085,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27287,13 +27287,13 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -27631,21 +27631,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -28257,29 +28257,29 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -29233,23 +29233,83 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r2_encrypt_data_batch4:
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x12:
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	6
-.Laesgen_vaes512_gcm_r2_encrypt_data_step4:
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
 .Laesgen_vaes512_gcm_r2_encrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8:
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x9:
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x10:
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_encrypt_data_step4x11:
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r2_encrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -29442,7 +29502,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 3296(%rdi), %zmm24, %zmm24
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm22, %zmm27, %zmm27
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
@@ -29767,41 +29827,41 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	640(%rsi), %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm11
 	vmovdqu64	704(%rsi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1680(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufd	$78, %zmm18, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm18, %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpxorq	%zmm22, %zmm27, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm9, %zmm9
@@ -30199,43 +30259,43 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	704(%rsi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1680(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpshufd	$78, %zmm17, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm18, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -30585,43 +30645,43 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	704(%rsi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1680(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpshufd	$78, %zmm17, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpxorq	%zmm17, %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm18, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -30993,7 +31053,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -31126,9 +31186,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -31332,13 +31392,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -31682,21 +31742,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -32318,29 +32378,29 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -33328,7 +33388,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vpxorq	%zmm21, %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm25, %zmm24, %zmm24
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vmovdqu64	512(%rsi), %zmm25
@@ -33596,53 +33656,53 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqu64	640(%rsi), %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vmovdqu64	704(%rsi), %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	704(%rsi), %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vmovdqu64	1680(%rdi), %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1744(%rdi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1744(%rdi), %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufd	$78, %zmm16, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpxorq	%zmm16, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm19, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpxorq	%zmm19, %zmm24, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm25, %zmm21, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufd	$78, %zmm20, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm26, %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm21
+	vpxorq	%zmm27, %zmm23, %zmm23
 	vpxorq	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm24, %zmm23, %zmm23
+	vpxorq	%zmm25, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm11, %zmm11
-	vmovdqu64	512(%rsi), %zmm24
+	vmovdqu64	512(%rsi), %zmm25
 	vpxorq	%zmm21, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vmovdqu64	576(%rsi), %zmm26
@@ -33654,15 +33714,15 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm21, %zmm18, %zmm18
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpshufd	$78, %zmm24, %zmm29
+	vpshufd	$78, %zmm25, %zmm29
 	vpxorq	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpxorq	%zmm24, %zmm29, %zmm29
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm13, %zmm13
@@ -33679,17 +33739,17 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	32(%rdi), %zmm21
-	vpternlogd	$150, %zmm31, %zmm30, %zmm25
+	vpternlogd	$150, %zmm31, %zmm30, %zmm22
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vmovdqu64	384(%rsi), %zmm24
+	vmovdqu64	384(%rsi), %zmm25
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	448(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -33701,14 +33761,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vmovdqu64	1488(%rdi), %zmm21
 	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpshufd	$78, %zmm24, %zmm28
+	vpshufd	$78, %zmm25, %zmm28
 	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpxorq	%zmm24, %zmm28, %zmm28
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vpxorq	3840(%rdi), %zmm9, %zmm9
 	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm29
 	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vpxorq	3840(%rdi), %zmm10, %zmm10
 	vpxorq	3840(%rdi), %zmm11, %zmm11
 	vpclmulqdq	$0, 3040(%rdi), %zmm28, %zmm27
@@ -33726,11 +33786,11 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 3104(%rdi), %zmm28, %zmm26
 	vpxorq	3840(%rdi), %zmm13, %zmm13
 	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm22
 	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vpternlogd	$150, %zmm21, %zmm25, %zmm23
 	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
 	vpxorq	3840(%rdi), %zmm15, %zmm15
 	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
 	vmovdqu64	256(%rsi), %zmm21
@@ -33738,9 +33798,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpxorq	3840(%rdi), %zmm16, %zmm16
 	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vmovdqu64	320(%rsi), %zmm24
+	vmovdqu64	320(%rsi), %zmm25
 	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vpxorq	3840(%rdi), %zmm17, %zmm17
 	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
 	vmovdqu64	1296(%rdi), %zmm26
@@ -33760,29 +33820,29 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 2912(%rdi), %zmm28, %zmm28
 	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
 	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vpshufd	$78, %zmm24, %zmm30
+	vpshufd	$78, %zmm25, %zmm30
 	vbroadcasti32x4	48(%rdi), %zmm21
-	vpxorq	%zmm24, %zmm30, %zmm30
+	vpxorq	%zmm25, %zmm30, %zmm30
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm31
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm31
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vpclmulqdq	$0, 2976(%rdi), %zmm30, %zmm27
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm31, %zmm29, %zmm25
+	vpternlogd	$150, %zmm31, %zmm29, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm26, %zmm22
+	vpternlogd	$150, %zmm25, %zmm26, %zmm23
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpternlogd	$150, %zmm27, %zmm28, %zmm23
+	vpternlogd	$150, %zmm27, %zmm28, %zmm24
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vmovdqu64	128(%rsi), %zmm24
+	vmovdqu64	128(%rsi), %zmm25
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
 	vmovdqu64	192(%rsi), %zmm21
@@ -33794,15 +33854,15 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm27
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpshufd	$78, %zmm24, %zmm28
+	vpshufd	$78, %zmm25, %zmm28
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpxorq	%zmm24, %zmm28, %zmm28
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
+	vpclmulqdq	$0, %zmm26, %zmm25, %zmm29
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
+	vpclmulqdq	$17, %zmm26, %zmm25, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm3, %zmm10, %zmm10
@@ -33819,12 +33879,12 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vpternlogd	$150, %zmm30, %zmm29, %zmm22
 	vaesenc	%zmm3, %zmm19, %zmm19
-	vpternlogd	$150, %zmm21, %zmm24, %zmm22
+	vpternlogd	$150, %zmm21, %zmm25, %zmm23
 	vaesenc	%zmm3, %zmm20, %zmm20
 	vaesenc	%zmm4, %zmm9, %zmm9
-	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vpternlogd	$150, %zmm27, %zmm26, %zmm24
 	vaesenc	%zmm4, %zmm10, %zmm10
 	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm4, %zmm11, %zmm11
@@ -33839,7 +33899,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vmovdqu64	1040(%rdi), %zmm24
+	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm4, %zmm20, %zmm20
@@ -33848,12 +33908,12 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vpshufd	$78, %zmm0, %zmm27
@@ -33868,63 +33928,63 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm6, %zmm10, %zmm10
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vpternlogd	$150, %zmm29, %zmm28, %zmm22
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vpternlogd	$150, %zmm0, %zmm21, %zmm23
 	vaesenc	%zmm6, %zmm13, %zmm13
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm24, %zmm23
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm22, %zmm25, %zmm23
+	vpternlogd	$150, %zmm23, %zmm22, %zmm24
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpslldq	$8, %zmm23, %zmm0
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm6, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpsrldq	$8, %zmm23, %zmm0
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm22, %ymm0
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm7, %zmm17, %zmm17
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm7, %zmm19, %zmm19
-	vextracti32x4	$1, %ymm22, %xmm0
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm7, %zmm20, %zmm20
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpshufd	$78, %xmm25, %xmm25
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm17, %zmm17
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm22, %xmm25, %xmm25
+	vpxorq	%xmm23, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm25, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	3792(%rdi), %rax
 	andq	$255, %rax
@@ -33975,51 +34035,51 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vmovdqu64	704(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vmovdqu64	1680(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	704(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1744(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpshufd	$78, %zmm15, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm24, %zmm20, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm25, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	512(%rsi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vmovdqu64	512(%rsi), %zmm24
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vmovdqu64	576(%rsi), %zmm26
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -34030,14 +34090,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vpxorq	%zmm21, %zmm20, %zmm20
@@ -34052,16 +34112,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	384(%rsi), %zmm23
+	vmovdqu64	384(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	448(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
@@ -34071,14 +34131,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -34093,16 +34153,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	256(%rsi), %zmm23
+	vmovdqu64	256(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	320(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -34113,13 +34173,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm23, %zmm21
+	vpshufd	$78, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -34135,20 +34195,20 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	128(%rsi), %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vmovdqu64	192(%rsi), %zmm23
+	vmovdqu64	192(%rsi), %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -34165,22 +34225,22 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufd	$78, %zmm23, %zmm28
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm28, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm9, %zmm9
 	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm5, %zmm10, %zmm10
@@ -34193,7 +34253,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vmovdqu64	1040(%rdi), %zmm23
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -34202,11 +34262,11 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpshufd	$78, %zmm0, %zmm27
@@ -34219,57 +34279,57 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm22, %zmm0
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm25, %xmm24, %xmm24
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -34309,51 +34369,51 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vmovdqu64	704(%rsi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vmovdqu64	1680(%rdi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vmovdqu64	1744(%rdi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpshufd	$78, %zmm16, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	704(%rsi), %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpshufd	$78, %zmm19, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpxorq	%zmm19, %zmm24, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1680(%rdi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	1744(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpshufd	$78, %zmm15, %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm15, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm16, %zmm15, %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, 3296(%rdi), %zmm17, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpshufd	$78, %zmm18, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpclmulqdq	$0, 3360(%rdi), %zmm23, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm24, %zmm20, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm25, %zmm21, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	512(%rsi), %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm1, %zmm20
+	vpxorq	%zmm26, %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vmovdqu64	512(%rsi), %zmm24
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm9, %zmm9
 	vmovdqu64	576(%rsi), %zmm26
 	vpxorq	%zmm21, %zmm10, %zmm10
@@ -34364,14 +34424,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm21, %zmm13, %zmm13
 	vmovdqu64	1616(%rdi), %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vpxorq	%zmm21, %zmm20, %zmm20
@@ -34386,16 +34446,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	384(%rsi), %zmm23
+	vmovdqu64	384(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	448(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
@@ -34405,14 +34465,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpshufd	$78, %zmm23, %zmm29
+	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpxorq	%zmm23, %zmm29, %zmm29
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -34427,16 +34487,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm11, %zmm11
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	256(%rsi), %zmm23
+	vmovdqu64	256(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	320(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm16, %zmm16
@@ -34447,13 +34507,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vmovdqu64	1360(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm23, %zmm21
+	vpshufd	$78, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
-	vpxorq	%zmm23, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpclmulqdq	$0, 2912(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -34469,20 +34529,20 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpclmulqdq	$0, 2976(%rdi), %zmm27, %zmm27
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm23, %zmm25
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm27, %zmm21, %zmm22
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vmovdqu64	128(%rsi), %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vmovdqu64	192(%rsi), %zmm23
+	vmovdqu64	192(%rsi), %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -34499,22 +34559,22 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufd	$78, %zmm23, %zmm28
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm23, %zmm28, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm23, %zmm30
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm23, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm4, %zmm17, %zmm17
 	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm21, %zmm25
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm9, %zmm9
 	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm5, %zmm10, %zmm10
@@ -34527,7 +34587,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vmovdqu64	1040(%rdi), %zmm23
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm17, %zmm17
@@ -34536,11 +34596,11 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vpshufd	$78, %zmm0, %zmm27
@@ -34553,57 +34613,57 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%zmm6, %zmm16, %zmm16
 	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm25
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpslldq	$8, %zmm22, %zmm0
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm22, %zmm0
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm24, %ymm0
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm24, %xmm0
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm25, %ymm0
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vextracti32x4	$1, %ymm25, %xmm0
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm13, %zmm13
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm17, %zmm17
-	vpshufd	$78, %xmm24, %xmm24
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm25, %xmm24, %xmm24
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm24, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -34665,7 +34725,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -34790,9 +34850,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -34984,13 +35044,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -35314,21 +35374,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -35914,29 +35974,29 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -36868,7 +36928,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vpxorq	%zmm21, %zmm26, %zmm26
 	vpxorq	4608(%rdi,%r9,1), %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
@@ -37165,43 +37225,43 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	shlq	$4, %rax
 	vmovdqu64	640(%rsi), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vmovdqu64	704(%rsi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	1680(%rdi), %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1744(%rdi), %zmm22
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufd	$78, %zmm17, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm15
 	vpxorq	%zmm17, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
 	vpxorq	%zmm21, %zmm9, %zmm9
@@ -37571,45 +37631,45 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	704(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1680(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1680(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1744(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm27, %zmm23, %zmm23
@@ -37931,45 +37991,45 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$48, %rax
 .Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	640(%rsi), %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm1, %zmm10
+	vmovdqu64	640(%rsi), %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vmovdqu64	704(%rsi), %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm12
-	vmovdqu64	1680(%rdi), %zmm17
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vmovdqu64	1680(%rdi), %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vmovdqu64	1744(%rdi), %zmm21
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm16, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm14
-	vpxorq	%zmm16, %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm16
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm17
+	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm27, %zmm23, %zmm23
@@ -38313,7 +38373,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -38442,9 +38502,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -38642,13 +38702,13 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -38982,21 +39042,21 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -39600,29 +39660,29 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm9
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm2, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1(%rip), %zmm2, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2(%rip), %zmm2, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4(%rip), %zmm2, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5(%rip), %zmm2, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8(%rip), %zmm2, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9(%rip), %zmm2, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10(%rip), %zmm2, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11(%rip), %zmm2, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12(%rip), %zmm2, %zmm2
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
 	vmovq	%rax, %xmm2
@@ -40564,7 +40624,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r2_decrypt_data_batch4:
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x12:
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -40576,11 +40636,71 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	6
-.Laesgen_vaes512_gcm_r2_decrypt_data_step4:
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x1:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x2:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x3:
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x4:
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x5:
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x6:
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x7:
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x1c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x8:
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x9:
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x10:
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	6
+.Laesgen_vaes512_gcm_r2_decrypt_data_step4x11:
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r2_decrypt_data_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff

@@ -472,15 +472,15 @@ class Body:
         """n registers of counter blocks from c (byte-reversed, one counter a lane, the
         lanes consecutive), c advanced by n blocks a lane (inc32 each)."""
         v, b, w = self.v, self.b, c.width
-        lanes = w // 128
-        step = b.const(f"step{lanes}", ((lanes).to_bytes(16, "little")) * lanes, align=w // 8)
         blocks = []
         with b.phase("counter"):
-            for _ in range(n):
+            for j in range(n):                  # c + j registers' blocks: no chain of adds
                 blk = b.vec(w)
-                v.shuffle_bytes(blk, c, self.hash.bswap_mask(w))
-                self.k.counter.vector_add(v, c, c, step)
+                if j:
+                    self.k.counter.vector_add(v, blk, c, self._blocks_step(j, w))
+                v.shuffle_bytes(blk, blk if j else c, self.hash.bswap_mask(w))
                 blocks.append(blk)
+            self.k.counter.vector_add(v, c, c, self._blocks_step(n, w))
         return blocks
 
     def _counters_in_byte(self, c: Reg, n: int) -> list[Reg]:
@@ -508,7 +508,7 @@ class Body:
         """The constant that advances counters kept byte-reversed, one a lane, by n
         registers of blocks (n lanes' worth in every lane)."""
         lanes = width // 128
-        return self.b.const(f"batch{lanes}", (n * lanes).to_bytes(16, "little") * lanes,
+        return self.b.const(f"step{lanes}x{n}", (n * lanes).to_bytes(16, "little") * lanes,
                             align=width // 8)
 
     def _xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
