@@ -1,6 +1,6 @@
 """The preset's per-method choices that `aesgen tune` searches beside the interleave: round
-keys resident in registers or loaded every round (EVEX methods), and GFNI's doubling
-(GF2P8MULB or GF2P8AFFINEQB). A preset file refuses a value that cannot be (naming it);
+keys resident in registers or loaded every round (EVEX methods), GFNI's doubling
+(GF2P8MULB or GF2P8AFFINEQB), and the bit-sliced S-box's netlist (bp113 or tower). A preset file refuses a value that cannot be (naming it);
 each value changes the generated code the way it says; and the variant that is not the
 default still computes AES-CTR (run here, against the model)."""
 from __future__ import annotations
@@ -44,6 +44,8 @@ def preset_file(folder: Path, extra: dict[str, str]) -> Path:
     ("methods.aesni", 'round_keys = "resident"', "needs the evex encoding"),
     ("methods.gfni256", 'doubling = "square"', "doubling must be mulb or affine"),
     ("methods.vaes256", 'doubling = "mulb"', "doubling is a GFNI choice"),
+    ("methods.bitsliced512", 'sbox = "lut"', "sbox must be one of bp113, tower"),
+    ("methods.gfni512", 'sbox = "tower"', "sbox is a choice of the bit-sliced methods"),
 ])
 def test_a_preset_refuses_a_choice_that_cannot_be(tmp_path, table, line, named):
     path = preset_file(tmp_path, {table: line})
@@ -52,9 +54,10 @@ def test_a_preset_refuses_a_choice_that_cannot_be(tmp_path, table, line, named):
     assert named in str(e.value) and "znver4.toml" in str(e.value)
 
 
-def variant(**fields) -> object:
-    """znver4 with every EVEX ladder method's round keys and every GFNI doubling set."""
-    p = find_preset("znver4")
+def variant(preset: str = "znver4", **fields) -> object:
+    """``preset`` (znver4) with every EVEX ladder method's round keys, every GFNI doubling
+    and every bit-sliced S-box netlist set."""
+    p = find_preset(preset)
     methods = []
     for m in p.methods:
         change = {}
@@ -62,6 +65,8 @@ def variant(**fields) -> object:
             change["round_keys"] = fields["round_keys"]
         if "doubling" in fields and m.method == "gfni":
             change["doubling"] = fields["doubling"]
+        if "sbox" in fields and m.method == "bitsliced":
+            change["sbox"] = fields["sbox"]
         methods.append(dataclasses.replace(m, **change))
     return dataclasses.replace(p, methods=tuple(methods))
 
@@ -86,12 +91,32 @@ def test_each_value_changes_the_code_as_it_says():
     assert "vgf2p8mulb" not in aff and "vgf2p8affineqb" in aff
 
 
-@pytest.mark.parametrize("fields", [{"round_keys": "loaded"}, {"doubling": "affine"}],
-                         ids=["loaded-keys", "affine-doubling"])
+@pytest.mark.parametrize("preset, method", [("znver4", "bitsliced512"),
+                                            ("x86-64-v2", "bitsliced128")])
+def test_the_sbox_netlist_is_the_one_lowered(preset, method):
+    """The S-box round is the named netlist's lowering: its instruction count differs
+    from the other netlist's by the difference of their lowerings."""
+    from aesgen.kernels.bitsliced import BitslicedEngine, sbox_lowering
+    texts, ops = {}, {}
+    for netlist in ("bp113", "tower"):
+        p = variant(preset, sbox=netlist)
+        (spec,) = [s for s in plan_kernels(GenerateRequest(p, (method,), ("r2",), (128,),
+                                                             "aesgen_", "test", ("ctr",)))]
+        assert spec.sbox == netlist
+        lowering, _ = sbox_lowering(BitslicedEngine(spec).strategy, spec.uarch, netlist)
+        ops[netlist] = len(lowering.code)
+        texts[netlist] = loop_text(p, method)
+    assert ops["bp113"] != ops["tower"] and texts["bp113"] != texts["tower"]
+
+
+@pytest.mark.parametrize("fields", [{"round_keys": "loaded"}, {"doubling": "affine"},
+                                    {"sbox": "tower"}],
+                         ids=["loaded-keys", "affine-doubling", "tower-sbox"])
 def test_the_other_values_still_compute_aes_ctr(tmp_path, fields):
     preset = variant(**fields)
-    methods = ("vaes512", "gfni128", "gfni512") if "round_keys" in fields else (
-        "gfni128", "gfni256", "gfni512")
+    methods = {"round_keys": ("vaes512", "gfni128", "gfni512"),
+               "doubling": ("gfni128", "gfni256", "gfni512"),
+               "sbox": ("bitsliced512",)}[next(iter(fields))]
     files = render_set(GenerateRequest(preset, methods, ("none", "r1", "r2"), (128, 192, 256),
                                        "aesgen_", "test", ("ctr",)))
     src = tmp_path / "set"
@@ -106,7 +131,8 @@ def test_the_other_values_still_compute_aes_ctr(tmp_path, fields):
             preset, methods, ("none", "r1", "r2"), (128,), "aesgen_", "test", ("ctr",)))
             if s.name == name)
         feats = {"vaes512": ["AVX512F", "VAES"], "gfni128": ["GFNI", "AVX512F"],
-                 "gfni256": ["GFNI", "AVX512F"], "gfni512": ["GFNI", "AVX512F"]}[spec.variant]
+                 "gfni256": ["GFNI", "AVX512F"], "gfni512": ["GFNI", "AVX512F"],
+                 "bitsliced512": ["AVX512F", "AVX512BW"]}[spec.variant]
         if missing_features(feats):
             continue
         for key_len in (16, 24, 32):

@@ -194,7 +194,7 @@ def test_generation_is_byte_identical_with_a_filled_cache(aesgen_exe, tmp_path):
     (("--cpu", "x86-64-v3", "--choices", "gcm.multiply,gcm.zmm_batch"), "gcm.zmm_batch"),
     (("--cpu", "x86-64-v3", "--choices", "methods.vaes512.interleave"), "vaes512"),
     (("--cpu", "x86-64-v3", "--mca-cpu", "no-such-model"), "no-such-model"),
-    (("--cpu", "no-crypto"), "no-crypto"),
+    (("--cpu", "no-crypto", "--choices", "methods.neon-tbl.sbox"), "neon-tbl"),
 ])
 def test_bad_input_exits_2_naming_it(aesgen_exe, tmp_path, args, named):
     r = aesgen(aesgen_exe, "tune", *args, cwd=tmp_path)

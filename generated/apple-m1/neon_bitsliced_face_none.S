@@ -30,7 +30,7 @@
 aesgen_neon_bitsliced_face_none_init:
 	hint	#34                                       // bti c
 	sub	sp, sp, #16
-	str	d8, [sp]
+	stp	d8, d9, [sp]
 	cmp	x2, #16
 	b.eq	.Laesgen_neon_bitsliced_face_none_init_accepted
 	cmp	x2, #24
@@ -81,116 +81,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w6, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w6, v7.s[0]
 	mov	w7, #1
 	eor	w6, w6, w7
 	eor	w2, w2, w6
@@ -219,116 +229,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w6, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w6, v7.s[0]
 	mov	w7, #2
 	eor	w6, w6, w7
 	eor	w2, w2, w6
@@ -357,116 +377,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w6, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w6, v7.s[0]
 	mov	w7, #4
 	eor	w6, w6, w7
 	eor	w2, w2, w6
@@ -495,116 +525,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w6, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w6, v7.s[0]
 	mov	w7, #8
 	eor	w6, w6, w7
 	eor	w2, w2, w6
@@ -633,116 +673,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w6, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w6, v7.s[0]
 	mov	w7, #16
 	eor	w6, w6, w7
 	eor	w2, w2, w6
@@ -771,116 +821,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w6, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w6, v7.s[0]
 	mov	w7, #32
 	eor	w6, w6, w7
 	eor	w2, w2, w6
@@ -909,116 +969,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w6, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w6, v7.s[0]
 	mov	w7, #64
 	eor	w6, w6, w7
 	eor	w2, w2, w6
@@ -1047,116 +1117,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w6, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w6, v7.s[0]
 	mov	w7, #128
 	eor	w6, w6, w7
 	eor	w2, w2, w6
@@ -1185,116 +1265,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w6, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w6, v7.s[0]
 	mov	w7, #27
 	eor	w6, w6, w7
 	eor	w2, w2, w6
@@ -1323,116 +1413,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w6, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w6, v7.s[0]
 	mov	w7, #54
 	eor	w6, w6, w7
 	eor	w2, w2, w6
@@ -1785,116 +1885,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w8, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w8, v7.s[0]
 	mov	w9, #1
 	eor	w8, w8, w9
 	eor	w2, w2, w8
@@ -1927,116 +2037,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w8, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w8, v7.s[0]
 	mov	w9, #2
 	eor	w8, w8, w9
 	eor	w2, w2, w8
@@ -2069,116 +2189,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w8, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w8, v7.s[0]
 	mov	w9, #4
 	eor	w8, w8, w9
 	eor	w2, w2, w8
@@ -2211,116 +2341,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w8, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w8, v7.s[0]
 	mov	w9, #8
 	eor	w8, w8, w9
 	eor	w2, w2, w8
@@ -2353,116 +2493,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w8, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w8, v7.s[0]
 	mov	w9, #16
 	eor	w8, w8, w9
 	eor	w2, w2, w8
@@ -2495,116 +2645,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w8, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w8, v7.s[0]
 	mov	w9, #32
 	eor	w8, w8, w9
 	eor	w2, w2, w8
@@ -2637,116 +2797,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w8, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w8, v7.s[0]
 	mov	w9, #64
 	eor	w8, w8, w9
 	eor	w2, w2, w8
@@ -2779,116 +2949,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w1, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w1, v7.s[0]
 	mov	w7, #128
 	eor	w1, w1, w7
 	eor	w1, w2, w1
@@ -3305,116 +3485,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	mov	w11, #1
 	eor	w10, w10, w11
 	eor	w2, w2, w10
@@ -3442,116 +3632,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	eor	w7, w7, w10
 	str	w7, [x0, #48]
 	eor	w8, w8, w7
@@ -3578,116 +3778,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	mov	w11, #2
 	eor	w10, w10, w11
 	eor	w2, w2, w10
@@ -3715,116 +3925,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	eor	w7, w7, w10
 	str	w7, [x0, #80]
 	eor	w8, w8, w7
@@ -3851,116 +4071,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	mov	w11, #4
 	eor	w10, w10, w11
 	eor	w2, w2, w10
@@ -3988,116 +4218,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	eor	w7, w7, w10
 	str	w7, [x0, #112]
 	eor	w8, w8, w7
@@ -4124,116 +4364,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	mov	w11, #8
 	eor	w10, w10, w11
 	eor	w2, w2, w10
@@ -4261,116 +4511,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	eor	w7, w7, w10
 	str	w7, [x0, #144]
 	eor	w8, w8, w7
@@ -4397,116 +4657,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	mov	w11, #16
 	eor	w10, w10, w11
 	eor	w2, w2, w10
@@ -4534,116 +4804,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	eor	w7, w7, w10
 	str	w7, [x0, #176]
 	eor	w8, w8, w7
@@ -4670,116 +4950,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	mov	w11, #32
 	eor	w10, w10, w11
 	eor	w2, w2, w10
@@ -4807,116 +5097,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w10, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w10, v7.s[0]
 	eor	w7, w7, w10
 	str	w7, [x0, #208]
 	eor	w7, w8, w7
@@ -4943,116 +5243,126 @@ aesgen_neon_bitsliced_face_none_init:
 	cmtst	v7.16b, v0.16b, v7.16b
 	movi	v16.16b, #128
 	cmtst	v0.16b, v0.16b, v16.16b
-	eor	v16.16b, v5.16b, v3.16b
-	eor3	v17.16b, v7.16b, v6.16b, v1.16b
-	eor	v18.16b, v0.16b, v17.16b
-	eor	v19.16b, v0.16b, v2.16b
-	eor	v20.16b, v16.16b, v19.16b
-	eor	v21.16b, v0.16b, v3.16b
-	bic	v22.16b, v17.16b, v2.16b
-	eor3	v23.16b, v7.16b, v4.16b, v20.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor3	v3.16b, v4.16b, v3.16b, v20.16b
-	eor	v4.16b, v21.16b, v2.16b
-	eor	v24.16b, v0.16b, v5.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor3	v25.16b, v7.16b, v6.16b, v3.16b
-	eor	v26.16b, v1.16b, v3.16b
-	and	v27.16b, v20.16b, v3.16b
-	and	v28.16b, v21.16b, v25.16b
-	bcax	v28.16b, v28.16b, v24.16b, v23.16b
-	eor	v29.16b, v24.16b, v23.16b
-	eor3	v6.16b, v7.16b, v6.16b, v29.16b
-	eor	v7.16b, v1.16b, v29.16b
-	eor	v30.16b, v25.16b, v29.16b
-	and	v31.16b, v19.16b, v6.16b
-	and	v8.16b, v18.16b, v7.16b
-	eor3	v8.16b, v31.16b, v8.16b, v28.16b
-	eor3	v0.16b, v0.16b, v6.16b, v8.16b
-	and	v8.16b, v16.16b, v30.16b
-	bcax	v8.16b, v8.16b, v24.16b, v23.16b
-	eor3	v22.16b, v31.16b, v22.16b, v8.16b
-	and	v31.16b, v1.16b, v5.16b
-	eor3	v28.16b, v27.16b, v31.16b, v28.16b
-	eor3	v28.16b, v21.16b, v25.16b, v28.16b
-	eor3	v22.16b, v19.16b, v6.16b, v22.16b
-	and	v31.16b, v4.16b, v26.16b
-	eor3	v27.16b, v27.16b, v31.16b, v8.16b
-	eor	v23.16b, v23.16b, v27.16b
-	and	v27.16b, v23.16b, v22.16b
-	eor	v31.16b, v0.16b, v27.16b
-	eor	v27.16b, v28.16b, v27.16b
-	bsl	v27.16b, v22.16b, v0.16b
-	and	v1.16b, v1.16b, v27.16b
-	eor	v8.16b, v31.16b, v27.16b
-	and	v0.16b, v0.16b, v8.16b
-	eor3	v22.16b, v22.16b, v27.16b, v0.16b
-	eor	v0.16b, v31.16b, v0.16b
-	and	v4.16b, v4.16b, v22.16b
-	and	v5.16b, v5.16b, v27.16b
-	bsl	v31.16b, v23.16b, v28.16b
-	and	v0.16b, v31.16b, v0.16b
-	eor3	v0.16b, v23.16b, v28.16b, v0.16b
-	and	v17.16b, v17.16b, v0.16b
-	and	v23.16b, v26.16b, v22.16b
-	and	v18.16b, v18.16b, v31.16b
-	and	v2.16b, v2.16b, v0.16b
-	and	v7.16b, v7.16b, v31.16b
-	eor	v26.16b, v22.16b, v0.16b
-	and	v25.16b, v25.16b, v26.16b
-	eor	v22.16b, v27.16b, v22.16b
-	eor	v0.16b, v31.16b, v0.16b
-	eor	v27.16b, v31.16b, v27.16b
-	and	v20.16b, v20.16b, v22.16b
-	and	v3.16b, v3.16b, v22.16b
-	and	v19.16b, v19.16b, v0.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v0.16b, v6.16b, v0.16b
-	and	v6.16b, v29.16b, v27.16b
-	eor3	v22.16b, v25.16b, v19.16b, v1.16b
-	eor3	v1.16b, v0.16b, v7.16b, v1.16b
-	eor	v0.16b, v0.16b, v17.16b
-	eor3	v3.16b, v3.16b, v23.16b, v0.16b
-	and	v7.16b, v21.16b, v26.16b
-	and	v17.16b, v24.16b, v27.16b
-	eor	v21.16b, v26.16b, v27.16b
-	and	v23.16b, v30.16b, v21.16b
-	and	v16.16b, v16.16b, v21.16b
-	eor	v16.16b, v17.16b, v16.16b
-	eor	v0.16b, v23.16b, v0.16b
-	eor	v4.16b, v4.16b, v16.16b
-	eor3	v2.16b, v2.16b, v16.16b, v1.16b
-	eor3	v16.16b, v18.16b, v0.16b, v22.16b
-	eor	v6.16b, v6.16b, v0.16b
-	eor3	v5.16b, v5.16b, v4.16b, v16.16b
-	eor3	v0.16b, v0.16b, v22.16b, v2.16b
-	eor3	v16.16b, v17.16b, v6.16b, v16.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v0.16b, v3.16b
+	eor	v6.16b, v6.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor3	v17.16b, v4.16b, v2.16b, v6.16b
+	eor	v18.16b, v0.16b, v2.16b
+	orr	v19.16b, v18.16b, v17.16b
+	eor	v20.16b, v0.16b, v5.16b
+	eor	v21.16b, v18.16b, v3.16b
+	eor3	v4.16b, v4.16b, v2.16b, v20.16b
+	eor	v22.16b, v7.16b, v17.16b
+	eor	v23.16b, v20.16b, v6.16b
+	eor	v24.16b, v1.16b, v22.16b
+	and	v25.16b, v20.16b, v22.16b
+	eor	v26.16b, v1.16b, v7.16b
+	eor	v0.16b, v0.16b, v26.16b
+	bcax	v27.16b, v7.16b, v4.16b, v21.16b
+	eor	v5.16b, v5.16b, v26.16b
+	and	v28.16b, v1.16b, v5.16b
+	eor	v29.16b, v1.16b, v4.16b
+	and	v30.16b, v3.16b, v23.16b
+	eor	v31.16b, v2.16b, v26.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v30.16b, v25.16b, v30.16b
+	eor3	v6.16b, v6.16b, v30.16b, v27.16b
+	and	v8.16b, v0.16b, v24.16b
+	and	v9.16b, v7.16b, v16.16b
+	eor	v30.16b, v30.16b, v19.16b
+	eor	v25.16b, v25.16b, v9.16b
+	eor3	v8.16b, v2.16b, v8.16b, v25.16b
+	eor3	v25.16b, v27.16b, v16.16b, v25.16b
+	bcax	v2.16b, v30.16b, v26.16b, v2.16b
+	eor	v25.16b, v28.16b, v25.16b
+	eor	v27.16b, v21.16b, v5.16b
+	eor	v19.16b, v19.16b, v8.16b
+	eor	v28.16b, v19.16b, v2.16b
+	and	v30.16b, v29.16b, v27.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v8.16b, v19.16b, v25.16b
+	bcax	v8.16b, v8.16b, v30.16b, v28.16b
+	and	v9.16b, v28.16b, v30.16b
+	bcax	v9.16b, v9.16b, v2.16b, v6.16b
+	eor	v9.16b, v6.16b, v9.16b
+	and	v25.16b, v25.16b, v9.16b
+	eor	v8.16b, v28.16b, v8.16b
+	and	v2.16b, v2.16b, v8.16b
+	and	v6.16b, v6.16b, v8.16b
+	eor	v8.16b, v8.16b, v9.16b
+	and	v28.16b, v28.16b, v8.16b
+	and	v30.16b, v30.16b, v8.16b
+	and	v19.16b, v19.16b, v9.16b
+	eor	v25.16b, v30.16b, v25.16b
+	and	v24.16b, v24.16b, v25.16b
+	and	v0.16b, v0.16b, v25.16b
+	eor	v6.16b, v6.16b, v30.16b
+	and	v26.16b, v26.16b, v6.16b
+	eor	v2.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	eor	v19.16b, v19.16b, v28.16b
+	and	v28.16b, v31.16b, v6.16b
+	and	v5.16b, v5.16b, v19.16b
+	eor	v30.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v30.16b
+	eor	v6.16b, v6.16b, v2.16b
+	and	v1.16b, v1.16b, v19.16b
+	and	v17.16b, v17.16b, v30.16b
+	eor	v25.16b, v19.16b, v25.16b
+	and	v22.16b, v22.16b, v25.16b
+	and	v20.16b, v20.16b, v25.16b
+	eor	v25.16b, v25.16b, v6.16b
+	and	v3.16b, v3.16b, v25.16b
+	and	v23.16b, v23.16b, v25.16b
+	and	v25.16b, v27.16b, v2.16b
 	eor	v2.16b, v19.16b, v2.16b
-	eor3	v16.16b, v20.16b, v4.16b, v6.16b
-	eor3	v3.16b, v20.16b, v4.16b, v3.16b
-	eor	v4.16b, v3.16b, v6.16b
-	eor	v1.16b, v1.16b, v3.16b
-	movi	v6.2d, #0x0000000000000000
+	and	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v22.16b
+	eor3	v0.16b, v4.16b, v0.16b, v1.16b
+	and	v2.16b, v21.16b, v2.16b
+	and	v7.16b, v7.16b, v6.16b
+	and	v6.16b, v16.16b, v6.16b
+	eor3	v1.16b, v4.16b, v1.16b, v24.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v3.16b, v20.16b, v3.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v16.16b, v3.16b, v1.16b, v16.16b
+	eor	v3.16b, v26.16b, v3.16b
+	eor3	v6.16b, v6.16b, v7.16b, v0.16b
+	eor3	v2.16b, v3.16b, v25.16b, v2.16b
+	eor3	v3.16b, v3.16b, v23.16b, v7.16b
+	eor3	v6.16b, v20.16b, v17.16b, v6.16b
+	eor	v7.16b, v23.16b, v17.16b
+	eor3	v0.16b, v25.16b, v0.16b, v3.16b
+	eor	v0.16b, v5.16b, v0.16b
+	eor3	v4.16b, v2.16b, v29.16b, v4.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor3	v3.16b, v24.16b, v3.16b, v28.16b
+	eor3	v5.16b, v26.16b, v7.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
+	movi	v7.2d, #0x0000000000000000
 	movi	v17.16b, #1
-	bit	v6.16b, v2.16b, v17.16b
-	movi	v2.16b, #2
-	bit	v6.16b, v0.16b, v2.16b
-	movi	v0.16b, #4
-	bit	v6.16b, v5.16b, v0.16b
+	bit	v7.16b, v16.16b, v17.16b
+	movi	v16.16b, #2
+	bit	v7.16b, v3.16b, v16.16b
+	movi	v3.16b, #4
+	bit	v7.16b, v0.16b, v3.16b
 	movi	v0.16b, #8
-	bit	v6.16b, v1.16b, v0.16b
+	bit	v7.16b, v1.16b, v0.16b
 	movi	v0.16b, #16
-	bit	v6.16b, v3.16b, v0.16b
+	bit	v7.16b, v4.16b, v0.16b
 	movi	v0.16b, #32
-	bit	v6.16b, v7.16b, v0.16b
+	bit	v7.16b, v6.16b, v0.16b
 	movi	v0.16b, #64
-	bit	v6.16b, v4.16b, v0.16b
+	bit	v7.16b, v5.16b, v0.16b
 	movi	v0.16b, #128
-	bit	v6.16b, v16.16b, v0.16b
+	bit	v7.16b, v2.16b, v0.16b
 	movi	v0.16b, #99
-	eor	v6.16b, v6.16b, v0.16b
-	umov	w1, v6.s[0]
+	eor	v7.16b, v7.16b, v0.16b
+	umov	w1, v7.s[0]
 	mov	w7, #64
 	eor	w1, w1, w7
 	eor	w1, w2, w1
@@ -5517,6 +5827,7 @@ aesgen_neon_bitsliced_face_none_init:
 	eor	v6.16b, v6.16b, v6.16b
 	eor	v7.16b, v7.16b, v7.16b
 	eor	v8.16b, v8.16b, v8.16b
+	eor	v9.16b, v9.16b, v9.16b
 	eor	v16.16b, v16.16b, v16.16b
 	eor	v17.16b, v17.16b, v17.16b
 	eor	v18.16b, v18.16b, v18.16b
@@ -5533,7 +5844,7 @@ aesgen_neon_bitsliced_face_none_init:
 	eor	v29.16b, v29.16b, v29.16b
 	eor	v30.16b, v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v31.16b
-	ldr	d8, [sp]
+	ldp	d8, d9, [sp]
 	add	sp, sp, #16
 	ret
 	.size	aesgen_neon_bitsliced_face_none_init, .-aesgen_neon_bitsliced_face_none_init
@@ -5733,141 +6044,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round
 	mov	x7, #768
@@ -5875,249 +6196,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_2:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_2
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #1664]
-	ldr	q25, [x0, #1680]
-	ldr	q26, [x0, #1696]
-	ldr	q27, [x0, #1712]
-	ldr	q28, [x0, #1728]
-	ldr	q29, [x0, #1744]
-	ldr	q30, [x0, #1760]
-	ldr	q31, [x0, #1776]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #1664]
+	ldr	q26, [x0, #1680]
+	ldr	q27, [x0, #1696]
+	ldr	q30, [x0, #1712]
+	ldr	q31, [x0, #1728]
+	ldr	q8, [x0, #1744]
+	ldr	q9, [x0, #1760]
+	ldr	q10, [x0, #1776]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -6276,141 +6617,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_3:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_3
 	mov	x7, #768
@@ -6418,249 +6769,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_4:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_4
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #1664]
-	ldr	q25, [x0, #1680]
-	ldr	q26, [x0, #1696]
-	ldr	q27, [x0, #1712]
-	ldr	q28, [x0, #1728]
-	ldr	q29, [x0, #1744]
-	ldr	q30, [x0, #1760]
-	ldr	q31, [x0, #1776]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #1664]
+	ldr	q26, [x0, #1680]
+	ldr	q27, [x0, #1696]
+	ldr	q30, [x0, #1712]
+	ldr	q31, [x0, #1728]
+	ldr	q8, [x0, #1744]
+	ldr	q9, [x0, #1760]
+	ldr	q10, [x0, #1776]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -6805,141 +7176,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_5:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_5
 	mov	x7, #768
@@ -6947,249 +7328,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_6:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_6
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #1664]
-	ldr	q25, [x0, #1680]
-	ldr	q26, [x0, #1696]
-	ldr	q27, [x0, #1712]
-	ldr	q28, [x0, #1728]
-	ldr	q29, [x0, #1744]
-	ldr	q30, [x0, #1760]
-	ldr	q31, [x0, #1776]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #1664]
+	ldr	q26, [x0, #1680]
+	ldr	q27, [x0, #1696]
+	ldr	q30, [x0, #1712]
+	ldr	q31, [x0, #1728]
+	ldr	q8, [x0, #1744]
+	ldr	q9, [x0, #1760]
+	ldr	q10, [x0, #1776]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -7322,141 +7723,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_7:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_7
 	mov	x7, #768
@@ -7464,249 +7875,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_8:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_8
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #1664]
-	ldr	q25, [x0, #1680]
-	ldr	q26, [x0, #1696]
-	ldr	q27, [x0, #1712]
-	ldr	q28, [x0, #1728]
-	ldr	q29, [x0, #1744]
-	ldr	q30, [x0, #1760]
-	ldr	q31, [x0, #1776]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #1664]
+	ldr	q26, [x0, #1680]
+	ldr	q27, [x0, #1696]
+	ldr	q30, [x0, #1712]
+	ldr	q31, [x0, #1728]
+	ldr	q8, [x0, #1744]
+	ldr	q9, [x0, #1760]
+	ldr	q10, [x0, #1776]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -7882,141 +8313,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_9:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_9
 	mov	x7, #768
@@ -8024,249 +8465,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_10:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_10
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #1920]
-	ldr	q25, [x0, #1936]
-	ldr	q26, [x0, #1952]
-	ldr	q27, [x0, #1968]
-	ldr	q28, [x0, #1984]
-	ldr	q29, [x0, #2000]
-	ldr	q30, [x0, #2016]
-	ldr	q31, [x0, #2032]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #1920]
+	ldr	q26, [x0, #1936]
+	ldr	q27, [x0, #1952]
+	ldr	q30, [x0, #1968]
+	ldr	q31, [x0, #1984]
+	ldr	q8, [x0, #2000]
+	ldr	q9, [x0, #2016]
+	ldr	q10, [x0, #2032]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -8416,141 +8877,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_11:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_11
 	mov	x7, #768
@@ -8558,249 +9029,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_12:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_12
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #1920]
-	ldr	q25, [x0, #1936]
-	ldr	q26, [x0, #1952]
-	ldr	q27, [x0, #1968]
-	ldr	q28, [x0, #1984]
-	ldr	q29, [x0, #2000]
-	ldr	q30, [x0, #2016]
-	ldr	q31, [x0, #2032]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #1920]
+	ldr	q26, [x0, #1936]
+	ldr	q27, [x0, #1952]
+	ldr	q30, [x0, #1968]
+	ldr	q31, [x0, #1984]
+	ldr	q8, [x0, #2000]
+	ldr	q9, [x0, #2016]
+	ldr	q10, [x0, #2032]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -8940,141 +9431,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_13:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_13
 	mov	x7, #768
@@ -9082,249 +9583,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_14:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_14
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #1920]
-	ldr	q25, [x0, #1936]
-	ldr	q26, [x0, #1952]
-	ldr	q27, [x0, #1968]
-	ldr	q28, [x0, #1984]
-	ldr	q29, [x0, #2000]
-	ldr	q30, [x0, #2016]
-	ldr	q31, [x0, #2032]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #1920]
+	ldr	q26, [x0, #1936]
+	ldr	q27, [x0, #1952]
+	ldr	q30, [x0, #1968]
+	ldr	q31, [x0, #1984]
+	ldr	q8, [x0, #2000]
+	ldr	q9, [x0, #2016]
+	ldr	q10, [x0, #2032]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -9454,141 +9975,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_15:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_15
 	mov	x7, #768
@@ -9596,249 +10127,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_16:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_16
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #1920]
-	ldr	q25, [x0, #1936]
-	ldr	q26, [x0, #1952]
-	ldr	q27, [x0, #1968]
-	ldr	q28, [x0, #1984]
-	ldr	q29, [x0, #2000]
-	ldr	q30, [x0, #2016]
-	ldr	q31, [x0, #2032]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #1920]
+	ldr	q26, [x0, #1936]
+	ldr	q27, [x0, #1952]
+	ldr	q30, [x0, #1968]
+	ldr	q31, [x0, #1984]
+	ldr	q8, [x0, #2000]
+	ldr	q9, [x0, #2016]
+	ldr	q10, [x0, #2032]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -10012,141 +10563,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_17:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_17
 	mov	x7, #768
@@ -10154,249 +10715,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_18:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_18
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #2176]
-	ldr	q25, [x0, #2192]
-	ldr	q26, [x0, #2208]
-	ldr	q27, [x0, #2224]
-	ldr	q28, [x0, #2240]
-	ldr	q29, [x0, #2256]
-	ldr	q30, [x0, #2272]
-	ldr	q31, [x0, #2288]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #2176]
+	ldr	q26, [x0, #2192]
+	ldr	q27, [x0, #2208]
+	ldr	q30, [x0, #2224]
+	ldr	q31, [x0, #2240]
+	ldr	q8, [x0, #2256]
+	ldr	q9, [x0, #2272]
+	ldr	q10, [x0, #2288]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -10555,141 +11136,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_19:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_19
 	mov	x7, #768
@@ -10697,249 +11288,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_20:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_20
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #2176]
-	ldr	q25, [x0, #2192]
-	ldr	q26, [x0, #2208]
-	ldr	q27, [x0, #2224]
-	ldr	q28, [x0, #2240]
-	ldr	q29, [x0, #2256]
-	ldr	q30, [x0, #2272]
-	ldr	q31, [x0, #2288]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #2176]
+	ldr	q26, [x0, #2192]
+	ldr	q27, [x0, #2208]
+	ldr	q30, [x0, #2224]
+	ldr	q31, [x0, #2240]
+	ldr	q8, [x0, #2256]
+	ldr	q9, [x0, #2272]
+	ldr	q10, [x0, #2288]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -11084,141 +11695,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_21:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_21
 	mov	x7, #768
@@ -11226,249 +11847,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_22:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_22
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #2176]
-	ldr	q25, [x0, #2192]
-	ldr	q26, [x0, #2208]
-	ldr	q27, [x0, #2224]
-	ldr	q28, [x0, #2240]
-	ldr	q29, [x0, #2256]
-	ldr	q30, [x0, #2272]
-	ldr	q31, [x0, #2288]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #2176]
+	ldr	q26, [x0, #2192]
+	ldr	q27, [x0, #2208]
+	ldr	q30, [x0, #2224]
+	ldr	q31, [x0, #2240]
+	ldr	q8, [x0, #2256]
+	ldr	q9, [x0, #2272]
+	ldr	q10, [x0, #2288]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -11601,141 +12242,151 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_23:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_23
 	mov	x7, #768
@@ -11743,249 +12394,269 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_24:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
 	ldp	q25, q26, [x7], #32
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	ldp	q6, q21, [x7], #32
-	eor3	v27.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldp	q28, q29, [x8], #32
-	and	v3.16b, v3.16b, v22.16b
-	ldp	q22, q30, [x7], #32
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v27.16b
-	eor3	v2.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v27.16b
-	eor3	v19.16b, v24.16b, v23.16b, v7.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v7.16b, v18.16b, v7.16b
-	eor3	v4.16b, v20.16b, v4.16b, v16.16b
-	eor	v16.16b, v2.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
+	ldp	q27, q30, [x8], #32
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	ldp	q24, q31, [x7], #32
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v4.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v5.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v6.16b, v23.16b, v22.16b, v4.16b
+	eor	v1.16b, v4.16b, v1.16b
 	ldp	q17, q18, [x7], #32
-	tbl	v20.16b, {v7.16b}, v28.16b
-	tbl	v23.16b, {v19.16b}, v28.16b
-	tbl	v24.16b, {v5.16b}, v28.16b
-	tbl	v27.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v2.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v4.16b}, v28.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v19.16b, v19.16b, v23.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v27.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v10.16b, v4.16b, v28.16b
-	tbl	v4.16b, {v7.16b}, v29.16b
-	eor3	v20.16b, v20.16b, v25.16b, v10.16b
-	tbl	v25.16b, {v19.16b}, v29.16b
-	eor3	v7.16b, v23.16b, v26.16b, v7.16b
-	tbl	v23.16b, {v5.16b}, v29.16b
-	eor3	v6.16b, v24.16b, v6.16b, v19.16b
-	tbl	v19.16b, {v1.16b}, v29.16b
-	eor3	v5.16b, v27.16b, v21.16b, v5.16b
-	tbl	v21.16b, {v2.16b}, v29.16b
-	eor3	v22.16b, v31.16b, v22.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v29.16b
-	eor3	v26.16b, v8.16b, v30.16b, v2.16b
-	tbl	v27.16b, {v16.16b}, v29.16b
-	eor3	v17.16b, v9.16b, v17.16b, v3.16b
-	tbl	v29.16b, {v10.16b}, v29.16b
-	eor3	v16.16b, v28.16b, v18.16b, v16.16b
-	eor	v1.16b, v20.16b, v4.16b
-	eor3	v2.16b, v7.16b, v10.16b, v25.16b
-	eor	v3.16b, v6.16b, v23.16b
-	eor3	v4.16b, v5.16b, v10.16b, v19.16b
-	eor3	v5.16b, v22.16b, v10.16b, v21.16b
-	eor	v6.16b, v26.16b, v24.16b
-	eor	v7.16b, v17.16b, v27.16b
-	eor	v16.16b, v16.16b, v29.16b
+	tbl	v19.16b, {v3.16b}, v27.16b
+	tbl	v21.16b, {v2.16b}, v27.16b
+	tbl	v22.16b, {v5.16b}, v27.16b
+	tbl	v23.16b, {v1.16b}, v27.16b
+	tbl	v29.16b, {v4.16b}, v27.16b
+	tbl	v8.16b, {v7.16b}, v27.16b
+	tbl	v9.16b, {v6.16b}, v27.16b
+	tbl	v27.16b, {v16.16b}, v27.16b
+	eor	v3.16b, v3.16b, v19.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v1.16b, v1.16b, v23.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v7.16b, v7.16b, v8.16b
+	eor	v6.16b, v6.16b, v9.16b
+	eor	v16.16b, v16.16b, v27.16b
+	tbl	v10.16b, {v3.16b}, v30.16b
+	eor3	v19.16b, v19.16b, v25.16b, v16.16b
+	tbl	v25.16b, {v2.16b}, v30.16b
+	eor3	v3.16b, v21.16b, v26.16b, v3.16b
+	tbl	v21.16b, {v5.16b}, v30.16b
+	eor3	v22.16b, v22.16b, v24.16b, v2.16b
+	tbl	v24.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v23.16b, v31.16b, v5.16b
+	tbl	v23.16b, {v4.16b}, v30.16b
+	eor3	v20.16b, v29.16b, v20.16b, v1.16b
+	tbl	v26.16b, {v7.16b}, v30.16b
+	eor3	v28.16b, v8.16b, v28.16b, v4.16b
+	tbl	v29.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v9.16b, v17.16b, v7.16b
+	tbl	v17.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v27.16b, v18.16b, v6.16b
+	eor	v1.16b, v19.16b, v10.16b
+	eor3	v2.16b, v3.16b, v16.16b, v25.16b
+	eor	v3.16b, v22.16b, v21.16b
+	eor3	v4.16b, v5.16b, v16.16b, v24.16b
+	eor3	v5.16b, v20.16b, v16.16b, v23.16b
+	eor	v6.16b, v28.16b, v26.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v16.16b, v18.16b, v17.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_24
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v17.16b, v18.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor3	v22.16b, v7.16b, v4.16b, v20.16b
-	eor3	v4.16b, v4.16b, v3.16b, v20.16b
-	eor	v23.16b, v19.16b, v22.16b
-	eor3	v24.16b, v7.16b, v6.16b, v4.16b
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v25.16b, v2.16b, v21.16b
-	eor	v26.16b, v24.16b, v23.16b
-	eor	v27.16b, v3.16b, v25.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor3	v6.16b, v7.16b, v6.16b, v23.16b
-	and	v7.16b, v17.16b, v26.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	and	v29.16b, v20.16b, v4.16b
-	and	v30.16b, v3.16b, v24.16b
-	and	v31.16b, v18.16b, v6.16b
-	bcax	v7.16b, v7.16b, v19.16b, v22.16b
-	and	v8.16b, v27.16b, v28.16b
-	eor	v9.16b, v16.16b, v21.16b
-	bcax	v30.16b, v30.16b, v19.16b, v22.16b
-	eor	v10.16b, v1.16b, v23.16b
-	eor3	v2.16b, v31.16b, v2.16b, v7.16b
-	and	v11.16b, v1.16b, v5.16b
-	eor3	v7.16b, v29.16b, v8.16b, v7.16b
-	and	v8.16b, v9.16b, v10.16b
-	eor3	v29.16b, v29.16b, v11.16b, v30.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v7.16b, v22.16b, v7.16b
-	eor3	v22.16b, v31.16b, v8.16b, v30.16b
-	eor3	v29.16b, v3.16b, v24.16b, v29.16b
-	and	v30.16b, v7.16b, v2.16b
-	eor3	v16.16b, v16.16b, v6.16b, v22.16b
-	eor	v22.16b, v29.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v22.16b, v2.16b, v16.16b
-	eor	v31.16b, v30.16b, v22.16b
-	and	v1.16b, v1.16b, v22.16b
-	and	v16.16b, v16.16b, v31.16b
-	and	v5.16b, v5.16b, v22.16b
-	eor	v31.16b, v30.16b, v16.16b
-	bsl	v30.16b, v7.16b, v29.16b
-	eor3	v2.16b, v2.16b, v22.16b, v16.16b
-	and	v16.16b, v30.16b, v31.16b
-	eor	v31.16b, v22.16b, v2.16b
-	eor3	v7.16b, v7.16b, v29.16b, v16.16b
-	eor	v16.16b, v30.16b, v22.16b
-	eor	v22.16b, v2.16b, v7.16b
-	eor	v29.16b, v30.16b, v7.16b
-	and	v21.16b, v21.16b, v7.16b
-	and	v4.16b, v4.16b, v31.16b
-	and	v6.16b, v6.16b, v29.16b
-	eor	v8.16b, v22.16b, v16.16b
-	and	v24.16b, v24.16b, v22.16b
-	and	v18.16b, v18.16b, v29.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v26.16b, v26.16b, v8.16b
-	and	v17.16b, v17.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v2.16b, v28.16b, v2.16b
-	and	v28.16b, v9.16b, v30.16b
-	and	v29.16b, v10.16b, v30.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor3	v23.16b, v24.16b, v18.16b, v1.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor	v24.16b, v26.16b, v21.16b
-	and	v7.16b, v25.16b, v7.16b
-	and	v20.16b, v20.16b, v31.16b
-	eor3	v1.16b, v6.16b, v29.16b, v1.16b
-	eor3	v2.16b, v4.16b, v2.16b, v21.16b
-	eor	v4.16b, v27.16b, v17.16b
-	eor3	v6.16b, v28.16b, v24.16b, v23.16b
-	eor	v16.16b, v16.16b, v24.16b
-	ldr	q21, [x0, #2176]
-	ldr	q25, [x0, #2192]
-	ldr	q26, [x0, #2208]
-	ldr	q27, [x0, #2224]
-	ldr	q28, [x0, #2240]
-	ldr	q29, [x0, #2256]
-	ldr	q30, [x0, #2272]
-	ldr	q31, [x0, #2288]
-	and	v3.16b, v3.16b, v22.16b
-	eor3	v7.16b, v7.16b, v17.16b, v1.16b
-	eor3	v17.16b, v19.16b, v16.16b, v6.16b
-	eor3	v19.16b, v20.16b, v4.16b, v2.16b
-	eor3	v5.16b, v5.16b, v4.16b, v6.16b
-	eor3	v2.16b, v24.16b, v23.16b, v7.16b
-	eor	v6.16b, v3.16b, v17.16b
-	eor	v3.16b, v18.16b, v7.16b
-	eor3	v17.16b, v20.16b, v4.16b, v16.16b
-	eor	v7.16b, v19.16b, v16.16b
-	eor	v4.16b, v1.16b, v19.16b
-	eor	v1.16b, v3.16b, v21.16b
-	eor	v2.16b, v2.16b, v25.16b
-	eor	v3.16b, v5.16b, v26.16b
-	eor	v4.16b, v4.16b, v27.16b
-	eor	v5.16b, v19.16b, v28.16b
-	eor	v6.16b, v6.16b, v29.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v16.16b, v17.16b, v31.16b
+	eor	v17.16b, v6.16b, v3.16b
+	eor	v18.16b, v16.16b, v5.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor3	v7.16b, v4.16b, v2.16b, v17.16b
+	eor3	v4.16b, v4.16b, v2.16b, v18.16b
+	eor	v19.16b, v16.16b, v3.16b
+	eor	v3.16b, v5.16b, v3.16b
+	eor	v20.16b, v16.16b, v2.16b
+	eor	v21.16b, v6.16b, v7.16b
+	eor	v22.16b, v18.16b, v17.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v24.16b, v6.16b, v4.16b
+	eor	v25.16b, v20.16b, v3.16b
+	eor	v26.16b, v1.16b, v21.16b
+	and	v27.16b, v18.16b, v21.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	and	v28.16b, v3.16b, v22.16b
+	and	v29.16b, v24.16b, v19.16b
+	orr	v30.16b, v20.16b, v7.16b
+	bcax	v6.16b, v6.16b, v4.16b, v25.16b
+	eor	v31.16b, v1.16b, v4.16b
+	eor	v28.16b, v27.16b, v28.16b
+	and	v8.16b, v16.16b, v26.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v29.16b, v25.16b, v5.16b
+	and	v9.16b, v1.16b, v5.16b
+	eor3	v17.16b, v17.16b, v28.16b, v6.16b
+	eor	v28.16b, v28.16b, v30.16b
+	eor3	v8.16b, v2.16b, v8.16b, v27.16b
+	eor3	v6.16b, v6.16b, v19.16b, v27.16b
+	and	v27.16b, v31.16b, v29.16b
+	bcax	v28.16b, v28.16b, v23.16b, v2.16b
+	eor	v6.16b, v9.16b, v6.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v17.16b, v27.16b, v17.16b
+	eor	v27.16b, v30.16b, v28.16b
+	eor	v8.16b, v17.16b, v6.16b
+	and	v9.16b, v30.16b, v6.16b
+	and	v10.16b, v27.16b, v8.16b
+	bcax	v9.16b, v9.16b, v8.16b, v27.16b
+	bcax	v10.16b, v10.16b, v28.16b, v17.16b
+	eor	v9.16b, v27.16b, v9.16b
+	eor	v10.16b, v17.16b, v10.16b
+	and	v28.16b, v28.16b, v9.16b
+	eor	v11.16b, v9.16b, v10.16b
+	and	v6.16b, v6.16b, v10.16b
+	and	v17.16b, v17.16b, v9.16b
+	and	v27.16b, v27.16b, v11.16b
+	and	v8.16b, v8.16b, v11.16b
+	and	v30.16b, v30.16b, v10.16b
+	eor	v6.16b, v8.16b, v6.16b
+	eor	v2.16b, v2.16b, v23.16b
+	eor	v17.16b, v17.16b, v8.16b
+	eor	v28.16b, v27.16b, v28.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v30.16b, v17.16b, v28.16b
+	eor	v8.16b, v27.16b, v6.16b
+	eor	v9.16b, v17.16b, v6.16b
+	eor	v10.16b, v8.16b, v30.16b
+	and	v18.16b, v18.16b, v8.16b
+	and	v3.16b, v3.16b, v10.16b
+	eor	v11.16b, v27.16b, v28.16b
+	and	v23.16b, v23.16b, v17.16b
+	and	v20.16b, v20.16b, v9.16b
+	and	v7.16b, v7.16b, v9.16b
+	and	v4.16b, v4.16b, v11.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor	v3.16b, v18.16b, v3.16b
+	and	v16.16b, v16.16b, v6.16b
+	and	v1.16b, v1.16b, v27.16b
+	and	v21.16b, v21.16b, v8.16b
+	and	v22.16b, v22.16b, v10.16b
+	and	v29.16b, v29.16b, v28.16b
+	eor	v4.16b, v7.16b, v4.16b
+	and	v25.16b, v25.16b, v11.16b
+	and	v6.16b, v26.16b, v6.16b
+	eor	v24.16b, v20.16b, v24.16b
+	eor	v26.16b, v23.16b, v3.16b
+	and	v28.16b, v31.16b, v28.16b
+	and	v2.16b, v2.16b, v17.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor3	v16.16b, v4.16b, v16.16b, v1.16b
+	and	v17.16b, v19.16b, v30.16b
+	eor3	v19.16b, v26.16b, v29.16b, v25.16b
+	eor3	v21.16b, v26.16b, v22.16b, v24.16b
+	and	v5.16b, v5.16b, v27.16b
+	ldr	q25, [x0, #2176]
+	ldr	q26, [x0, #2192]
+	ldr	q27, [x0, #2208]
+	ldr	q30, [x0, #2224]
+	ldr	q31, [x0, #2240]
+	ldr	q8, [x0, #2256]
+	ldr	q9, [x0, #2272]
+	ldr	q10, [x0, #2288]
+	eor3	v1.16b, v4.16b, v1.16b, v6.16b
+	eor	v20.16b, v20.16b, v2.16b
+	eor3	v17.16b, v17.16b, v24.16b, v16.16b
+	eor	v22.16b, v22.16b, v7.16b
+	eor3	v16.16b, v29.16b, v16.16b, v21.16b
+	eor3	v24.16b, v19.16b, v28.16b, v4.16b
+	eor3	v3.16b, v3.16b, v1.16b, v20.16b
+	eor3	v7.16b, v18.16b, v7.16b, v17.16b
+	eor	v4.16b, v5.16b, v16.16b
+	eor	v16.16b, v19.16b, v22.16b
+	eor3	v2.16b, v6.16b, v21.16b, v2.16b
+	eor3	v17.16b, v23.16b, v22.16b, v24.16b
+	eor	v5.16b, v24.16b, v1.16b
+	eor	v1.16b, v3.16b, v25.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v3.16b, v4.16b, v27.16b
+	eor	v4.16b, v5.16b, v30.16b
+	eor	v5.16b, v24.16b, v31.16b
+	eor	v6.16b, v7.16b, v8.16b
+	eor	v7.16b, v17.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1

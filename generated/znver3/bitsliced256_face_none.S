@@ -88,145 +88,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$1, %eax
@@ -270,145 +277,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$2, %eax
@@ -452,145 +466,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$4, %eax
@@ -634,145 +655,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$8, %eax
@@ -816,145 +844,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$16, %eax
@@ -998,145 +1033,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$32, %eax
@@ -1180,145 +1222,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$64, %eax
@@ -1362,145 +1411,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$128, %eax
@@ -1544,145 +1600,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$27, %eax
@@ -1726,145 +1789,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$54, %eax
@@ -2390,145 +2460,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$1, %eax
@@ -2578,145 +2655,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$2, %eax
@@ -2766,145 +2850,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$4, %eax
@@ -2954,145 +3045,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$8, %eax
@@ -3142,145 +3240,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$16, %eax
@@ -3330,145 +3435,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$32, %eax
@@ -3518,145 +3630,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$64, %eax
@@ -3706,145 +3825,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$128, %eax
@@ -4468,145 +4594,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$1, %eax
@@ -4649,145 +4782,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	16(%rdi), %eax
@@ -4830,145 +4970,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$2, %eax
@@ -5011,145 +5158,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	48(%rdi), %eax
@@ -5192,145 +5346,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$4, %eax
@@ -5373,145 +5534,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	80(%rdi), %eax
@@ -5554,145 +5722,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$8, %eax
@@ -5735,145 +5910,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	112(%rdi), %eax
@@ -5916,145 +6098,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$16, %eax
@@ -6097,145 +6286,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	144(%rdi), %eax
@@ -6278,145 +6474,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$32, %eax
@@ -6459,145 +6662,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	176(%rdi), %eax
@@ -6640,145 +6850,152 @@ aesgen_bitsliced256_face_none_init:
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxor	%xmm7, %xmm8, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm7, %xmm9
-	vpxor	%xmm4, %xmm6, %xmm10
-	vpxor	%xmm6, %xmm0, %xmm6
-	vpxor	%xmm3, %xmm7, %xmm11
-	vpxor	%xmm3, %xmm0, %xmm3
-	vpxor	%xmm0, %xmm7, %xmm12
-	vpand	%xmm2, %xmm9, %xmm13
-	vpand	%xmm7, %xmm11, %xmm14
-	vpxor	%xmm10, %xmm3, %xmm15
-	vpxor	%xmm15, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm8
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqu	%xmm9, 4224(%rdi)
-	vpxor	%xmm1, %xmm5, %xmm9
-	vmovdqu	%xmm7, 4240(%rdi)
-	vpand	%xmm5, %xmm15, %xmm7
-	vpxor	%xmm7, %xmm13, %xmm13
-	vmovdqu	%xmm15, 4256(%rdi)
-	vpxor	%xmm2, %xmm5, %xmm15
-	vmovdqu	%xmm5, 4272(%rdi)
-	vpxor	%xmm6, %xmm8, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vmovdqu	%xmm8, 4288(%rdi)
-	vpxor	%xmm1, %xmm0, %xmm8
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpand	%xmm5, %xmm6, %xmm4
-	vmovdqu	%xmm6, 4304(%rdi)
-	vpxor	%xmm5, %xmm2, %xmm6
-	vmovdqu	%xmm2, 4320(%rdi)
-	vpxor	%xmm0, %xmm9, %xmm2
-	vmovdqu	%xmm10, 4336(%rdi)
-	vpand	%xmm6, %xmm12, %xmm10
-	vmovdqu	%xmm12, 4352(%rdi)
-	vpand	%xmm1, %xmm3, %xmm12
-	vpxor	%xmm12, %xmm14, %xmm14
-	vpxor	%xmm12, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm11, %xmm12
-	vmovdqu	%xmm11, 4368(%rdi)
-	vpand	%xmm15, %xmm12, %xmm11
-	vpxor	%xmm7, %xmm11, %xmm7
-	vpand	%xmm9, %xmm0, %xmm11
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm11, %xmm13, %xmm13
-	vpxor	%xmm11, %xmm10, %xmm10
-	vpxor	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm2, %xmm13, %xmm2
-	vpxor	%xmm5, %xmm9, %xmm10
-	vpxor	%xmm1, %xmm3, %xmm11
-	vpand	4336(%rdi), %xmm10, %xmm13
-	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
 	vpxor	%xmm4, %xmm7, %xmm7
-	vpxor	4288(%rdi), %xmm7, %xmm7
-	vpxor	%xmm4, %xmm14, %xmm4
-	vpxor	%xmm11, %xmm4, %xmm4
-	vpand	%xmm4, %xmm7, %xmm11
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm8, %xmm4, %xmm13
-	vpxor	%xmm11, %xmm8, %xmm14
-	vmovdqu	%xmm10, 4288(%rdi)
-	vpand	%xmm14, %xmm7, %xmm10
-	vpxor	%xmm2, %xmm10, %xmm10
-	vpxor	%xmm11, %xmm2, %xmm2
-	vpand	%xmm13, %xmm2, %xmm2
-	vpand	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpand	4352(%rdi), %xmm10, %xmm11
-	vpand	4320(%rdi), %xmm2, %xmm13
-	vmovdqu	%xmm11, 4320(%rdi)
-	vpxor	%xmm2, %xmm14, %xmm11
-	vpand	%xmm11, %xmm8, %xmm8
-	vpxor	%xmm4, %xmm8, %xmm4
-	vpxor	%xmm8, %xmm14, %xmm8
-	vpand	%xmm15, %xmm4, %xmm11
-	vpand	%xmm12, %xmm4, %xmm12
-	vpand	%xmm8, %xmm10, %xmm8
-	vpxor	%xmm8, %xmm7, %xmm7
-	vpand	4368(%rdi), %xmm7, %xmm8
-	vpand	4240(%rdi), %xmm7, %xmm14
-	vpxor	%xmm4, %xmm7, %xmm15
-	vpxor	%xmm7, %xmm10, %xmm7
-	vpand	%xmm3, %xmm7, %xmm3
-	vpand	%xmm1, %xmm7, %xmm1
-	vpxor	%xmm14, %xmm1, %xmm7
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpand	%xmm9, %xmm15, %xmm6
-	vpxor	%xmm4, %xmm2, %xmm4
-	vpxor	%xmm2, %xmm10, %xmm9
-	vpand	4224(%rdi), %xmm2, %xmm2
-	vpand	4304(%rdi), %xmm9, %xmm10
-	vpand	4256(%rdi), %xmm4, %xmm14
-	vpand	4272(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm11, %xmm11
-	vpxor	%xmm13, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm3, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm8
+	vpxor	%xmm7, %xmm5, %xmm9
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm4, %xmm0, %xmm10
 	vpxor	%xmm4, %xmm6, %xmm4
-	vpxor	%xmm15, %xmm9, %xmm6
-	vpand	%xmm5, %xmm9, %xmm5
-	vpand	%xmm0, %xmm15, %xmm0
-	vpand	4288(%rdi), %xmm6, %xmm9
-	vpand	4336(%rdi), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm9, %xmm9
-	vpxor	%xmm11, %xmm7, %xmm7
-	vpxor	%xmm6, %xmm10, %xmm6
-	vpxor	%xmm6, %xmm8, %xmm8
-	vpxor	%xmm6, %xmm12, %xmm6
-	vpxor	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm14
+	vpand	%xmm14, %xmm1, %xmm15
+	vmovdqu	%xmm14, 4224(%rdi)
+	vpxor	%xmm13, %xmm2, %xmm14
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm6, %xmm2, %xmm11
+	vmovdqu	%xmm2, 4256(%rdi)
+	vpand	%xmm12, %xmm10, %xmm2
+	vmovdqu	%xmm6, 4272(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vmovdqu	%xmm13, 4288(%rdi)
+	vpxor	%xmm7, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4304(%rdi)
+	vpand	%xmm13, %xmm4, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm8
 	vpxor	%xmm2, %xmm6, %xmm2
-	vpxor	%xmm7, %xmm11, %xmm6
-	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqu	%xmm13, 4320(%rdi)
+	vpand	%xmm9, %xmm3, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm3, %xmm13
+	vmovdqu	%xmm10, 4336(%rdi)
+	vpand	%xmm14, %xmm0, %xmm10
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm10
+	vmovdqu	%xmm4, 4352(%rdi)
+	vpand	%xmm10, %xmm5, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm13, %xmm8, %xmm7
+	vpxor	%xmm7, %xmm15, %xmm7
+	vpxor	4272(%rdi), %xmm10, %xmm8
+	vpand	4240(%rdi), %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpand	%xmm7, %xmm4, %xmm11
+	vpxor	%xmm11, %xmm7, %xmm11
+	vpxor	%xmm4, %xmm6, %xmm13
+	vpxor	%xmm7, %xmm2, %xmm15
+	vmovdqu	%xmm12, 4368(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm4, %xmm11
+	vmovdqu	%xmm1, 4384(%rdi)
+	vpand	%xmm11, %xmm6, %xmm1
+	vpand	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm15, %xmm6
+	vpand	%xmm6, %xmm4, %xmm4
+	vpand	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm11
+	vpand	%xmm6, %xmm7, %xmm6
+	vpand	%xmm11, %xmm15, %xmm7
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm1, %xmm1
+	vpand	%xmm1, %xmm14, %xmm11
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpand	%xmm1, %xmm0, %xmm0
+	vpand	4224(%rdi), %xmm4, %xmm7
+	vpand	%xmm6, %xmm8, %xmm8
+	vpand	4240(%rdi), %xmm6, %xmm12
+	vpand	4272(%rdi), %xmm2, %xmm13
+	vpand	4256(%rdi), %xmm2, %xmm14
+	vpxor	%xmm4, %xmm1, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm1
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpand	4288(%rdi), %xmm1, %xmm15
+	vpand	%xmm2, %xmm5, %xmm5
+	vpand	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	4384(%rdi), %xmm4, %xmm4
+	vpand	4336(%rdi), %xmm6, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
 	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm4, %xmm9, %xmm4
-	vpxor	%xmm5, %xmm10, %xmm8
-	vpxor	%xmm6, %xmm1, %xmm1
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm11, %xmm9
-	vpxor	%xmm7, %xmm4, %xmm7
-	vpxor	4320(%rdi), %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm8
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm8, %xmm0
-	vpxor	%xmm5, %xmm6, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpand	4368(%rdi), %xmm6, %xmm9
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	4304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpand	4320(%rdi), %xmm6, %xmm10
+	vpand	4352(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm6
+	vpxor	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm15, %xmm10, %xmm1
+	vpxor	%xmm14, %xmm6, %xmm15
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm10, %xmm9, %xmm6
+	vpxor	%xmm2, %xmm12, %xmm9
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm13, %xmm6
+	vpxor	%xmm14, %xmm5, %xmm7
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vpor	%xmm7, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vpor	%xmm2, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vpor	%xmm1, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vpor	%xmm4, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vpor	%xmm6, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vpor	%xmm7, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vpor	%xmm5, %xmm3, %xmm3
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vpor	%xmm0, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vpor	%xmm4, %xmm3, %xmm3
-	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vpor	%xmm9, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vpor	%xmm1, %xmm3, %xmm3
+	vpand	.Laesgen_bitsliced256_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vpor	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$64, %eax
@@ -7751,176 +7968,183 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpsllq	$4, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm6, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm9
-	vpxor	%ymm3, %ymm5, %ymm10
-	vpxor	%ymm5, %ymm0, %ymm5
-	vpxor	%ymm2, %ymm8, %ymm11
-	vpxor	%ymm2, %ymm0, %ymm2
-	vpxor	%ymm0, %ymm8, %ymm12
-	vpand	%ymm1, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm2, %ymm15
-	vpxor	%ymm15, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm4, %ymm7
-	vpxor	%ymm3, %ymm4, %ymm4
-	vmovdqu	%ymm9, 4224(%rdi)
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpxor	%ymm3, %ymm6, %ymm6
+	vpxor	%ymm5, %ymm0, %ymm8
 	vpxor	%ymm6, %ymm4, %ymm9
-	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm4, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm1, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4320(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm6, %ymm6
-	vmovdqu	%ymm7, 4352(%rdi)
-	vpxor	%ymm6, %ymm0, %ymm7
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpand	%ymm4, %ymm5, %ymm3
-	vmovdqu	%ymm5, 4384(%rdi)
-	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm1, 4416(%rdi)
-	vpxor	%ymm0, %ymm9, %ymm1
+	vpxor	%ymm4, %ymm8, %ymm4
+	vpxor	%ymm3, %ymm0, %ymm10
+	vpxor	%ymm3, %ymm5, %ymm3
+	vpxor	%ymm4, %ymm1, %ymm11
+	vpxor	%ymm7, %ymm4, %ymm12
+	vpxor	%ymm9, %ymm7, %ymm13
+	vpxor	%ymm7, %ymm1, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm7, %ymm2, %ymm14
+	vpand	%ymm14, %ymm7, %ymm15
+	vmovdqu	%ymm14, 4224(%rdi)
+	vpxor	%ymm13, %ymm1, %ymm14
+	vmovdqu	%ymm11, 4256(%rdi)
+	vpand	%ymm5, %ymm1, %ymm11
+	vmovdqu	%ymm1, 4288(%rdi)
+	vpand	%ymm12, %ymm10, %ymm1
+	vmovdqu	%ymm5, 4320(%rdi)
+	vpand	%ymm13, %ymm8, %ymm5
+	vmovdqu	%ymm13, 4352(%rdi)
+	vpxor	%ymm6, %ymm8, %ymm13
+	vmovdqu	%ymm8, 4384(%rdi)
+	vpand	%ymm13, %ymm3, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm8
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm1, %ymm10, %ymm5
+	vpxor	%ymm1, %ymm2, %ymm1
+	vpxor	%ymm2, %ymm0, %ymm2
+	vpxor	%ymm7, %ymm0, %ymm0
+	vmovdqu	%ymm13, 4416(%rdi)
+	vpand	%ymm9, %ymm2, %ymm13
+	vpxor	%ymm9, %ymm13, %ymm13
+	vpxor	%ymm13, %ymm2, %ymm13
 	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm5, %ymm12, %ymm10
-	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm6, %ymm2, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm12
-	vmovdqu	%ymm11, 4512(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm0, %ymm11
-	vpxor	%ymm3, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm7, %ymm10, %ymm7
+	vpand	%ymm14, %ymm0, %ymm10
+	vpxor	%ymm1, %ymm10, %ymm1
 	vpxor	%ymm1, %ymm13, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm10
-	vpxor	%ymm6, %ymm2, %ymm11
-	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm3, %ymm13, %ymm3
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm3, %ymm14, %ymm3
-	vpxor	%ymm11, %ymm3, %ymm3
-	vpand	%ymm3, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm3, %ymm13
-	vpxor	%ymm11, %ymm7, %ymm14
-	vmovdqu	%ymm10, 4352(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm1, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpand	%ymm13, %ymm1, %ymm1
-	vpand	%ymm5, %ymm10, %ymm5
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm1, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm1, %ymm14, %ymm11
-	vpand	%ymm11, %ymm7, %ymm7
-	vpxor	%ymm3, %ymm7, %ymm3
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpand	%ymm15, %ymm3, %ymm11
-	vpand	%ymm12, %ymm3, %ymm12
-	vpand	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm7
-	vpand	4512(%rdi), %ymm7, %ymm8
-	vpand	4256(%rdi), %ymm7, %ymm14
-	vpxor	%ymm3, %ymm7, %ymm15
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpand	%ymm2, %ymm7, %ymm2
-	vpand	%ymm6, %ymm7, %ymm6
-	vpxor	%ymm14, %ymm6, %ymm7
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpand	%ymm9, %ymm15, %ymm6
-	vpxor	%ymm3, %ymm1, %ymm3
-	vpxor	%ymm1, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm1, %ymm1
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm3, %ymm14
-	vpand	4320(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm2, %ymm10
+	vmovdqu	%ymm3, 4480(%rdi)
+	vpand	%ymm10, %ymm4, %ymm3
+	vpxor	%ymm12, %ymm3, %ymm3
 	vpxor	%ymm5, %ymm3, %ymm5
-	vpxor	%ymm3, %ymm2, %ymm3
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm3, %ymm8, %ymm3
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm6
-	vpand	%ymm4, %ymm9, %ymm4
-	vpand	%ymm0, %ymm15, %ymm0
-	vpand	4352(%rdi), %ymm6, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm8, %ymm6
+	vpxor	%ymm6, %ymm15, %ymm6
+	vpxor	4320(%rdi), %ymm10, %ymm8
+	vpand	4256(%rdi), %ymm8, %ymm11
+	vpxor	%ymm3, %ymm11, %ymm3
+	vpand	%ymm6, %ymm3, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm11
+	vpxor	%ymm3, %ymm5, %ymm13
+	vpxor	%ymm6, %ymm1, %ymm15
+	vmovdqu	%ymm12, 4512(%rdi)
+	vpand	%ymm15, %ymm13, %ymm12
+	vpxor	%ymm11, %ymm12, %ymm11
+	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm11, %ymm3, %ymm11
+	vmovdqu	%ymm7, 4544(%rdi)
+	vpand	%ymm11, %ymm5, %ymm7
+	vpand	%ymm1, %ymm5, %ymm5
+	vpxor	%ymm12, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm15, %ymm5
+	vpand	%ymm5, %ymm3, %ymm3
+	vpand	%ymm11, %ymm1, %ymm1
+	vpxor	%ymm11, %ymm5, %ymm11
+	vpand	%ymm5, %ymm6, %ymm5
+	vpand	%ymm11, %ymm15, %ymm6
+	vpand	%ymm11, %ymm13, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm3
 	vpxor	%ymm11, %ymm7, %ymm7
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm12, %ymm6
-	vpxor	%ymm6, %ymm14, %ymm11
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm7, %ymm11, %ymm6
-	vpxor	%ymm5, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm4, %ymm4
-	vpxor	%ymm3, %ymm9, %ymm3
-	vpxor	%ymm4, %ymm10, %ymm8
+	vpand	%ymm7, %ymm14, %ymm11
 	vpxor	%ymm6, %ymm5, %ymm5
-	vpxor	%ymm7, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm3, %ymm7
-	vpxor	4416(%rdi), %ymm3, %ymm3
-	vpxor	%ymm8, %ymm3, %ymm8
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm8, %ymm0
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm5, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpxor	%ymm6, %ymm1, %ymm1
+	vpand	%ymm7, %ymm0, %ymm0
+	vpand	4224(%rdi), %ymm3, %ymm6
+	vpand	%ymm5, %ymm8, %ymm8
+	vpand	4256(%rdi), %ymm5, %ymm12
+	vpand	4320(%rdi), %ymm1, %ymm13
+	vpand	4288(%rdi), %ymm1, %ymm14
+	vpxor	%ymm3, %ymm7, %ymm15
+	vpand	%ymm15, %ymm9, %ymm9
+	vpand	%ymm15, %ymm2, %ymm2
+	vpxor	%ymm7, %ymm1, %ymm7
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpand	4352(%rdi), %ymm7, %ymm15
+	vpand	%ymm1, %ymm4, %ymm4
+	vpand	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4544(%rdi), %ymm3, %ymm3
+	vpand	4448(%rdi), %ymm5, %ymm10
+	vpxor	%ymm15, %ymm9, %ymm15
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm1, %ymm8, %ymm1
+	vpand	4512(%rdi), %ymm5, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm9
+	vpxor	%ymm4, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm14
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpand	4384(%rdi), %ymm7, %ymm7
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm0, %ymm9, %ymm0
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpand	4416(%rdi), %ymm5, %ymm10
+	vpand	4480(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm15, %ymm7, %ymm7
+	vpxor	%ymm0, %ymm7, %ymm0
+	vpxor	%ymm15, %ymm10, %ymm7
+	vpxor	%ymm14, %ymm5, %ymm15
+	vpxor	%ymm2, %ymm15, %ymm2
+	vpxor	%ymm5, %ymm3, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm10, %ymm9, %ymm5
+	vpxor	%ymm1, %ymm12, %ymm9
+	vpxor	%ymm4, %ymm9, %ymm4
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpxor	%ymm6, %ymm11, %ymm6
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm13, %ymm5
+	vpxor	%ymm14, %ymm4, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm5, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm12
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm1, %ymm1
-	vpxor	%ymm11, %ymm5, %ymm5
-	vpxor	%ymm12, %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm15
+	vpxor	%ymm8, %ymm2, %ymm2
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm10, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm12, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm5, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
+	vpxor	%ymm15, %ymm1, %ymm1
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm10
+	vpxor	%ymm5, %ymm11, %ymm11
+	vpxor	%ymm7, %ymm12, %ymm12
+	vpxor	%ymm4, %ymm13, %ymm13
 	vpxor	%ymm0, %ymm14, %ymm14
 	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm9, %ymm9
+	vpxor	%ymm1, %ymm11, %ymm11
+	vpxor	%ymm1, %ymm12, %ymm12
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm11, %ymm11
+	vpxor	%ymm2, %ymm8, %ymm8
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
+	vpxor	%ymm6, %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm12, %ymm12
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm13, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm15, %ymm15
+	vpxor	640(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	704(%rdi), %ymm10, %ymm10
 	vpxor	736(%rdi), %ymm11, %ymm11
 	vpxor	768(%rdi), %ymm12, %ymm12
@@ -7928,175 +8152,182 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	832(%rdi), %ymm14, %ymm14
 	vpxor	864(%rdi), %ymm15, %ymm15
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm5
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm4, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm4, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm5, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm5, %ymm15
-	vmovdqu	%ymm5, 4384(%rdi)
-	vpxor	%ymm11, %ymm4, %ymm5
-	vmovdqu	%ymm4, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm4
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm5, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm4, %ymm4
-	vpand	%ymm14, %ymm4, %ymm4
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpxor	%ymm4, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm4, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm4, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm4, %ymm4
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm5, %ymm13
-	vpand	4320(%rdi), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm0
-	vpxor	%ymm5, %ymm7, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm5
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm5, %ymm11
-	vpand	4448(%rdi), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm8, %ymm5
-	vpxor	%ymm5, %ymm13, %ymm8
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
+	vpxor	%ymm9, %ymm11, %ymm1
+	vpxor	%ymm10, %ymm13, %ymm2
+	vpxor	%ymm12, %ymm15, %ymm3
+	vpxor	%ymm2, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm1
+	vpxor	%ymm10, %ymm15, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm6
+	vpxor	%ymm1, %ymm8, %ymm7
+	vpxor	%ymm0, %ymm1, %ymm10
+	vpxor	%ymm4, %ymm0, %ymm11
+	vpxor	%ymm0, %ymm8, %ymm0
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
+	vpxor	%ymm0, %ymm9, %ymm13
+	vpand	%ymm13, %ymm0, %ymm14
+	vmovdqu	%ymm13, 4224(%rdi)
+	vpxor	%ymm11, %ymm8, %ymm13
+	vmovdqu	%ymm7, 4256(%rdi)
+	vpand	%ymm12, %ymm8, %ymm7
+	vmovdqu	%ymm8, 4288(%rdi)
+	vpand	%ymm10, %ymm5, %ymm8
+	vmovdqu	%ymm12, 4320(%rdi)
+	vpand	%ymm11, %ymm3, %ymm12
+	vmovdqu	%ymm11, 4352(%rdi)
+	vpxor	%ymm2, %ymm3, %ymm11
+	vmovdqu	%ymm3, 4384(%rdi)
+	vpand	%ymm11, %ymm6, %ymm3
+	vpxor	%ymm3, %ymm12, %ymm3
+	vpxor	%ymm8, %ymm12, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm12
+	vpxor	%ymm8, %ymm9, %ymm8
+	vpxor	%ymm9, %ymm15, %ymm9
+	vpxor	%ymm0, %ymm15, %ymm15
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpand	%ymm4, %ymm9, %ymm11
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm11
+	vmovdqu	%ymm5, 4448(%rdi)
+	vpand	%ymm13, %ymm15, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm6, %ymm9, %ymm8
+	vmovdqu	%ymm6, 4480(%rdi)
+	vpand	%ymm8, %ymm1, %ymm6
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm6, %ymm12
+	vpxor	%ymm12, %ymm7, %ymm7
+	vpxor	%ymm6, %ymm3, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	4320(%rdi), %ymm8, %ymm6
+	vpand	4256(%rdi), %ymm6, %ymm11
+	vpxor	%ymm2, %ymm11, %ymm2
+	vpand	%ymm3, %ymm2, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm11
+	vpxor	%ymm2, %ymm7, %ymm12
+	vpxor	%ymm3, %ymm5, %ymm14
+	vmovdqu	%ymm10, 4512(%rdi)
+	vpand	%ymm14, %ymm12, %ymm10
+	vpxor	%ymm11, %ymm10, %ymm11
+	vpxor	%ymm12, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm2, %ymm11
+	vmovdqu	%ymm0, 4544(%rdi)
+	vpand	%ymm11, %ymm7, %ymm0
+	vpand	%ymm5, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm14, %ymm7
+	vpand	%ymm7, %ymm2, %ymm2
+	vpand	%ymm11, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm7, %ymm10
+	vpand	%ymm7, %ymm3, %ymm3
+	vpand	%ymm10, %ymm14, %ymm7
+	vpand	%ymm10, %ymm12, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpand	%ymm0, %ymm13, %ymm10
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpand	%ymm0, %ymm15, %ymm7
+	vpand	4224(%rdi), %ymm2, %ymm11
+	vpand	%ymm3, %ymm6, %ymm6
+	vpand	4256(%rdi), %ymm3, %ymm12
+	vpand	4320(%rdi), %ymm5, %ymm13
+	vpand	4288(%rdi), %ymm5, %ymm14
+	vpxor	%ymm2, %ymm0, %ymm15
+	vpand	%ymm15, %ymm4, %ymm4
+	vpand	%ymm15, %ymm9, %ymm9
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4352(%rdi), %ymm0, %ymm15
+	vpand	%ymm5, %ymm1, %ymm1
+	vpand	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpand	4544(%rdi), %ymm2, %ymm2
+	vpand	4448(%rdi), %ymm3, %ymm8
+	vpxor	%ymm15, %ymm4, %ymm15
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm6, %ymm4
+	vpand	4512(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm1, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm7, %ymm7
+	vpxor	%ymm9, %ymm11, %ymm9
+	vpxor	%ymm14, %ymm10, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpand	4384(%rdi), %ymm0, %ymm0
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpxor	%ymm7, %ymm5, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpand	4416(%rdi), %ymm3, %ymm8
+	vpand	4480(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm3
+	vpxor	%ymm15, %ymm0, %ymm0
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpxor	%ymm15, %ymm8, %ymm7
+	vpxor	%ymm14, %ymm3, %ymm15
+	vpxor	%ymm9, %ymm15, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm3
+	vpxor	%ymm3, %ymm8, %ymm8
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm5, %ymm4
+	vpxor	%ymm3, %ymm12, %ymm5
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm13, %ymm4
+	vpxor	%ymm14, %ymm1, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm6, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm15
+	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm4, %ymm4
+	vpxor	%ymm11, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm1, %ymm1
+	vpxor	%ymm13, %ymm0, %ymm0
+	vpxor	%ymm14, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpxor	%ymm9, %ymm8, %ymm8
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm6, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm13, %ymm13
+	vpxor	%ymm0, %ymm14, %ymm14
+	vpxor	%ymm2, %ymm15, %ymm15
+	vpxor	%ymm3, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm3, %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm11, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	896(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm15, %ymm15
+	vpxor	896(%rdi), %ymm7, %ymm7
+	vpxor	928(%rdi), %ymm8, %ymm8
 	vpxor	960(%rdi), %ymm10, %ymm10
 	vpxor	992(%rdi), %ymm11, %ymm11
 	vpxor	1024(%rdi), %ymm12, %ymm12
@@ -8108,174 +8339,181 @@ aesgen_bitsliced256_face_none_xor_stream:
 	movq	$7, %r11
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round:
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%rbx), %ymm7, %ymm6
-	vpshufb	(%rbx), %ymm3, %ymm9
-	vpshufb	(%rbx), %ymm2, %ymm10
-	vpshufb	(%rbx), %ymm0, %ymm11
-	vpshufb	(%rbx), %ymm1, %ymm12
-	vpshufb	(%rbx), %ymm4, %ymm13
-	vpshufb	(%rbx), %ymm5, %ymm14
-	vpshufb	(%rbx), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
+	vpxor	%ymm8, %ymm11, %ymm1
+	vpxor	%ymm10, %ymm13, %ymm2
+	vpxor	%ymm12, %ymm15, %ymm3
+	vpxor	%ymm2, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm1
+	vpxor	%ymm10, %ymm15, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm6
+	vpxor	%ymm1, %ymm7, %ymm9
+	vpxor	%ymm0, %ymm1, %ymm10
+	vpxor	%ymm4, %ymm0, %ymm11
+	vpxor	%ymm0, %ymm7, %ymm0
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%rbx), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm8, %ymm13
+	vpand	%ymm13, %ymm0, %ymm14
+	vmovdqu	%ymm13, 4224(%rdi)
+	vpxor	%ymm11, %ymm7, %ymm13
+	vmovdqu	%ymm9, 4256(%rdi)
+	vpand	%ymm12, %ymm7, %ymm9
+	vmovdqu	%ymm7, 4288(%rdi)
+	vpand	%ymm10, %ymm5, %ymm7
+	vmovdqu	%ymm12, 4320(%rdi)
+	vpand	%ymm11, %ymm3, %ymm12
+	vmovdqu	%ymm11, 4352(%rdi)
+	vpxor	%ymm2, %ymm3, %ymm11
+	vmovdqu	%ymm3, 4384(%rdi)
+	vpand	%ymm11, %ymm6, %ymm3
+	vpxor	%ymm3, %ymm12, %ymm3
+	vpxor	%ymm7, %ymm12, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm12
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpxor	%ymm8, %ymm15, %ymm8
+	vpxor	%ymm0, %ymm15, %ymm15
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpand	%ymm4, %ymm8, %ymm11
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm11
+	vmovdqu	%ymm5, 4448(%rdi)
+	vpand	%ymm13, %ymm15, %ymm5
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm6, %ymm8, %ymm7
+	vmovdqu	%ymm6, 4480(%rdi)
+	vpand	%ymm7, %ymm1, %ymm6
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm6, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vpxor	%ymm6, %ymm3, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	4320(%rdi), %ymm7, %ymm6
+	vpand	4256(%rdi), %ymm6, %ymm11
+	vpxor	%ymm2, %ymm11, %ymm2
+	vpand	%ymm3, %ymm2, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm11
+	vpxor	%ymm2, %ymm9, %ymm12
+	vpxor	%ymm3, %ymm5, %ymm14
+	vmovdqu	%ymm10, 4512(%rdi)
+	vpand	%ymm14, %ymm12, %ymm10
+	vpxor	%ymm11, %ymm10, %ymm11
+	vpxor	%ymm12, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm2, %ymm11
+	vmovdqu	%ymm0, 4544(%rdi)
+	vpand	%ymm11, %ymm9, %ymm0
+	vpand	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm10, %ymm9, %ymm9
+	vpxor	%ymm9, %ymm14, %ymm9
+	vpand	%ymm9, %ymm2, %ymm2
+	vpand	%ymm11, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm9, %ymm10
+	vpand	%ymm9, %ymm3, %ymm3
+	vpand	%ymm10, %ymm14, %ymm9
+	vpand	%ymm10, %ymm12, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpand	%ymm0, %ymm13, %ymm10
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpand	%ymm0, %ymm15, %ymm9
+	vpand	4224(%rdi), %ymm2, %ymm11
+	vpand	%ymm3, %ymm6, %ymm6
+	vpand	4256(%rdi), %ymm3, %ymm12
+	vpand	4320(%rdi), %ymm5, %ymm13
+	vpand	4288(%rdi), %ymm5, %ymm14
+	vpxor	%ymm2, %ymm0, %ymm15
+	vpand	%ymm15, %ymm4, %ymm4
+	vpand	%ymm15, %ymm8, %ymm8
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4352(%rdi), %ymm0, %ymm15
+	vpand	%ymm5, %ymm1, %ymm1
+	vpand	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpand	4544(%rdi), %ymm2, %ymm2
+	vpand	4448(%rdi), %ymm3, %ymm7
+	vpxor	%ymm15, %ymm4, %ymm15
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm6, %ymm4
+	vpand	4512(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm1, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm9, %ymm9
+	vpxor	%ymm8, %ymm11, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpand	4384(%rdi), %ymm0, %ymm0
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm9, %ymm5, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpand	4416(%rdi), %ymm3, %ymm9
+	vpand	4480(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm3
+	vpxor	%ymm15, %ymm0, %ymm0
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpxor	%ymm15, %ymm9, %ymm7
+	vpxor	%ymm14, %ymm3, %ymm15
+	vpxor	%ymm8, %ymm15, %ymm8
+	vpxor	%ymm3, %ymm2, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%rbx), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%rbx), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm4
+	vpxor	%ymm3, %ymm12, %ymm5
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm13, %ymm4
+	vpxor	%ymm14, %ymm1, %ymm6
+	vpshufb	(%rbx), %ymm8, %ymm7
+	vpshufb	(%rbx), %ymm5, %ymm9
+	vpshufb	(%rbx), %ymm4, %ymm10
+	vpshufb	(%rbx), %ymm6, %ymm11
+	vpshufb	(%rbx), %ymm1, %ymm12
+	vpshufb	(%rbx), %ymm0, %ymm13
+	vpshufb	(%rbx), %ymm2, %ymm14
+	vpshufb	(%rbx), %ymm3, %ymm15
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm4, %ymm4
+	vpxor	%ymm11, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm1, %ymm1
+	vpxor	%ymm13, %ymm0, %ymm0
+	vpxor	%ymm14, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm6, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm13, %ymm13
+	vpxor	%ymm0, %ymm14, %ymm14
+	vpxor	%ymm2, %ymm15, %ymm15
+	vpxor	%ymm3, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm3, %ymm12, %ymm12
+	vpshufb	32(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm7, %ymm7
+	vpshufb	32(%rbx), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpshufb	32(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm10, %ymm10
+	vpshufb	32(%rbx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm11, %ymm11
 	vpshufb	32(%rbx), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%rbx), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r10), %ymm6, %ymm6
+	vpshufb	32(%rbx), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpshufb	32(%rbx), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm14, %ymm14
+	vpshufb	32(%rbx), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm15, %ymm15
+	vpxor	(%r10), %ymm7, %ymm7
 	vpxor	32(%r10), %ymm9, %ymm9
 	vpxor	64(%r10), %ymm10, %ymm10
 	vpxor	96(%r10), %ymm11, %ymm11
@@ -8283,235 +8521,243 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	160(%r10), %ymm13, %ymm13
 	vpxor	192(%r10), %ymm14, %ymm14
 	vpxor	224(%r10), %ymm15, %ymm15
+	vmovdqa	%ymm9, %ymm8
 	addq	$256, %r10
 	addq	$64, %rbx
 	decq	%r11
 	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
+	vpxor	%ymm8, %ymm11, %ymm1
+	vpxor	%ymm10, %ymm13, %ymm2
+	vpxor	%ymm12, %ymm15, %ymm3
+	vpxor	%ymm2, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm1
+	vpxor	%ymm10, %ymm15, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm6
+	vpxor	%ymm1, %ymm7, %ymm9
+	vpxor	%ymm0, %ymm1, %ymm10
+	vpxor	%ymm4, %ymm0, %ymm11
+	vpxor	%ymm0, %ymm7, %ymm0
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm8, %ymm13
+	vpand	%ymm13, %ymm0, %ymm14
+	vmovdqu	%ymm13, 4224(%rdi)
+	vpxor	%ymm11, %ymm7, %ymm13
+	vmovdqu	%ymm9, 4256(%rdi)
+	vpand	%ymm12, %ymm7, %ymm9
+	vmovdqu	%ymm7, 4288(%rdi)
+	vpand	%ymm10, %ymm5, %ymm7
+	vmovdqu	%ymm12, 4320(%rdi)
+	vpand	%ymm11, %ymm3, %ymm12
+	vmovdqu	%ymm11, 4352(%rdi)
+	vpxor	%ymm2, %ymm3, %ymm11
+	vmovdqu	%ymm3, 4384(%rdi)
+	vpand	%ymm11, %ymm6, %ymm3
+	vpxor	%ymm3, %ymm12, %ymm3
+	vpxor	%ymm7, %ymm12, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm12
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpxor	%ymm8, %ymm15, %ymm8
+	vpxor	%ymm0, %ymm15, %ymm15
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpand	%ymm4, %ymm8, %ymm11
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm11
+	vmovdqu	%ymm5, 4448(%rdi)
+	vpand	%ymm13, %ymm15, %ymm5
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm6, %ymm8, %ymm7
+	vmovdqu	%ymm6, 4480(%rdi)
+	vpand	%ymm7, %ymm1, %ymm6
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm6, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vpxor	%ymm6, %ymm3, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	4320(%rdi), %ymm7, %ymm6
+	vpand	4256(%rdi), %ymm6, %ymm11
 	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
+	vpand	%ymm3, %ymm2, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm11
+	vpxor	%ymm2, %ymm9, %ymm12
+	vpxor	%ymm3, %ymm5, %ymm14
+	vmovdqu	%ymm10, 4512(%rdi)
+	vpand	%ymm14, %ymm12, %ymm10
+	vpxor	%ymm11, %ymm10, %ymm11
+	vpxor	%ymm12, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm2, %ymm11
+	vmovdqu	%ymm0, 4544(%rdi)
+	vpand	%ymm11, %ymm9, %ymm0
+	vpand	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm10, %ymm9, %ymm9
+	vpxor	%ymm9, %ymm14, %ymm9
+	vpand	%ymm9, %ymm2, %ymm2
+	vpand	%ymm11, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm9, %ymm10
+	vpand	%ymm9, %ymm3, %ymm3
+	vpand	%ymm10, %ymm14, %ymm9
+	vpand	%ymm10, %ymm12, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpand	%ymm0, %ymm13, %ymm10
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpand	%ymm0, %ymm15, %ymm9
+	vpand	4224(%rdi), %ymm2, %ymm11
+	vpand	%ymm3, %ymm6, %ymm6
+	vpand	4256(%rdi), %ymm3, %ymm12
+	vpand	4320(%rdi), %ymm5, %ymm13
+	vpand	4288(%rdi), %ymm5, %ymm14
+	vpxor	%ymm2, %ymm0, %ymm15
+	vpand	%ymm15, %ymm4, %ymm4
+	vpand	%ymm15, %ymm8, %ymm8
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4352(%rdi), %ymm0, %ymm15
+	vpand	%ymm5, %ymm1, %ymm1
+	vpand	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpand	4544(%rdi), %ymm2, %ymm2
+	vpand	4448(%rdi), %ymm3, %ymm7
+	vpxor	%ymm15, %ymm4, %ymm15
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm6, %ymm4
+	vpand	4512(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm1, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm9, %ymm9
+	vpxor	%ymm8, %ymm11, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpand	4384(%rdi), %ymm0, %ymm0
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm9, %ymm5, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpand	4416(%rdi), %ymm3, %ymm9
+	vpand	4480(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm3
+	vpxor	%ymm15, %ymm0, %ymm0
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpxor	%ymm15, %ymm9, %ymm7
+	vpxor	%ymm14, %ymm3, %ymm15
+	vpxor	%ymm8, %ymm15, %ymm8
 	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	2944(%rdi), %ymm7, %ymm7
-	vpxor	2976(%rdi), %ymm3, %ymm3
-	vpxor	3008(%rdi), %ymm2, %ymm2
-	vpxor	3040(%rdi), %ymm0, %ymm0
+	vpxor	%ymm3, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm4
+	vpxor	%ymm3, %ymm12, %ymm5
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm13, %ymm4
+	vpxor	%ymm14, %ymm1, %ymm6
+	vpxor	2944(%rdi), %ymm8, %ymm8
+	vpxor	2976(%rdi), %ymm5, %ymm5
+	vpxor	3008(%rdi), %ymm4, %ymm4
+	vpxor	3040(%rdi), %ymm6, %ymm6
 	vpxor	3072(%rdi), %ymm1, %ymm1
-	vpxor	3104(%rdi), %ymm4, %ymm4
-	vpxor	3136(%rdi), %ymm5, %ymm5
-	vpxor	3168(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
+	vpxor	3104(%rdi), %ymm0, %ymm0
+	vpxor	3136(%rdi), %ymm2, %ymm2
+	vpxor	3168(%rdi), %ymm3, %ymm3
+	vpsrlq	$1, %ymm8, %ymm7
+	vpxor	%ymm5, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpsrlq	$1, %ymm4, %ymm7
 	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsrlq	$1, %ymm1, %ymm7
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpsrlq	$1, %ymm2, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpsrlq	$2, %ymm8, %ymm7
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpsrlq	$2, %ymm5, %ymm7
 	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpsrlq	$2, %ymm1, %ymm7
+	vpxor	%ymm2, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpsrlq	$2, %ymm0, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpsrlq	$4, %ymm8, %ymm7
+	vpxor	%ymm1, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpsrlq	$4, %ymm5, %ymm7
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpsrlq	$4, %ymm4, %ymm7
+	vpxor	%ymm2, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsrlq	$4, %ymm6, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
 	testq	$15, %r9
 	jne	.Laesgen_bitsliced256_face_none_xor_stream_partial128
 	cmpq	$256, %rcx
 	jb	.Laesgen_bitsliced256_face_none_xor_stream_partial128
-	vpxor	(%rdx), %ymm7, %ymm7
-	vmovdqu	%ymm7, (%rsi)
-	vpxor	32(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, 96(%rsi)
+	vpxor	(%rdx), %ymm8, %ymm8
+	vmovdqu	%ymm8, (%rsi)
+	vpxor	32(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 32(%rsi)
+	vpxor	64(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rsi)
+	vpxor	96(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 96(%rsi)
 	vpxor	128(%rdx), %ymm1, %ymm1
 	vmovdqu	%ymm1, 128(%rsi)
-	vpxor	160(%rdx), %ymm4, %ymm4
-	vmovdqu	%ymm4, 160(%rsi)
-	vpxor	192(%rdx), %ymm5, %ymm5
-	vmovdqu	%ymm5, 192(%rsi)
-	vpxor	224(%rdx), %ymm8, %ymm8
-	vmovdqu	%ymm8, 224(%rsi)
+	vpxor	160(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, 160(%rsi)
+	vpxor	192(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 192(%rsi)
+	vpxor	224(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 224(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -8519,14 +8765,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top128
 .Laesgen_bitsliced256_face_none_xor_stream_partial128:
-	vmovdqu	%ymm7, 5248(%rdi)
-	vmovdqu	%ymm3, 5280(%rdi)
-	vmovdqu	%ymm2, 5312(%rdi)
-	vmovdqu	%ymm0, 5344(%rdi)
+	vmovdqu	%ymm8, 5248(%rdi)
+	vmovdqu	%ymm5, 5280(%rdi)
+	vmovdqu	%ymm4, 5312(%rdi)
+	vmovdqu	%ymm6, 5344(%rdi)
 	vmovdqu	%ymm1, 5376(%rdi)
-	vmovdqu	%ymm4, 5408(%rdi)
-	vmovdqu	%ymm5, 5440(%rdi)
-	vmovdqu	%ymm8, 5472(%rdi)
+	vmovdqu	%ymm0, 5408(%rdi)
+	vmovdqu	%ymm2, 5440(%rdi)
+	vmovdqu	%ymm3, 5472(%rdi)
 	jmp	.Laesgen_bitsliced256_face_none_xor_stream_consume128
 .Laesgen_bitsliced256_face_none_xor_stream_consume128:
 	movq	%r9, %rbx
@@ -8675,176 +8921,183 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpsllq	$4, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm6, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm9
-	vpxor	%ymm3, %ymm5, %ymm10
-	vpxor	%ymm5, %ymm0, %ymm5
-	vpxor	%ymm2, %ymm8, %ymm11
-	vpxor	%ymm2, %ymm0, %ymm2
-	vpxor	%ymm0, %ymm8, %ymm12
-	vpand	%ymm1, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm2, %ymm15
-	vpxor	%ymm15, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm4, %ymm7
-	vpxor	%ymm3, %ymm4, %ymm4
-	vmovdqu	%ymm9, 4224(%rdi)
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpxor	%ymm3, %ymm6, %ymm6
+	vpxor	%ymm5, %ymm0, %ymm8
 	vpxor	%ymm6, %ymm4, %ymm9
-	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm4, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm1, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4320(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm6, %ymm6
-	vmovdqu	%ymm7, 4352(%rdi)
-	vpxor	%ymm6, %ymm0, %ymm7
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpand	%ymm4, %ymm5, %ymm3
-	vmovdqu	%ymm5, 4384(%rdi)
-	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm1, 4416(%rdi)
-	vpxor	%ymm0, %ymm9, %ymm1
+	vpxor	%ymm4, %ymm8, %ymm4
+	vpxor	%ymm3, %ymm0, %ymm10
+	vpxor	%ymm3, %ymm5, %ymm3
+	vpxor	%ymm4, %ymm1, %ymm11
+	vpxor	%ymm7, %ymm4, %ymm12
+	vpxor	%ymm9, %ymm7, %ymm13
+	vpxor	%ymm7, %ymm1, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm7, %ymm2, %ymm14
+	vpand	%ymm14, %ymm7, %ymm15
+	vmovdqu	%ymm14, 4224(%rdi)
+	vpxor	%ymm13, %ymm1, %ymm14
+	vmovdqu	%ymm11, 4256(%rdi)
+	vpand	%ymm5, %ymm1, %ymm11
+	vmovdqu	%ymm1, 4288(%rdi)
+	vpand	%ymm12, %ymm10, %ymm1
+	vmovdqu	%ymm5, 4320(%rdi)
+	vpand	%ymm13, %ymm8, %ymm5
+	vmovdqu	%ymm13, 4352(%rdi)
+	vpxor	%ymm6, %ymm8, %ymm13
+	vmovdqu	%ymm8, 4384(%rdi)
+	vpand	%ymm13, %ymm3, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm8
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm1, %ymm10, %ymm5
+	vpxor	%ymm1, %ymm2, %ymm1
+	vpxor	%ymm2, %ymm0, %ymm2
+	vpxor	%ymm7, %ymm0, %ymm0
+	vmovdqu	%ymm13, 4416(%rdi)
+	vpand	%ymm9, %ymm2, %ymm13
+	vpxor	%ymm9, %ymm13, %ymm13
+	vpxor	%ymm13, %ymm2, %ymm13
 	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm5, %ymm12, %ymm10
-	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm6, %ymm2, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm12
-	vmovdqu	%ymm11, 4512(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm0, %ymm11
-	vpxor	%ymm3, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm7, %ymm10, %ymm7
+	vpand	%ymm14, %ymm0, %ymm10
+	vpxor	%ymm1, %ymm10, %ymm1
 	vpxor	%ymm1, %ymm13, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm10
-	vpxor	%ymm6, %ymm2, %ymm11
-	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm3, %ymm13, %ymm3
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm3, %ymm14, %ymm3
-	vpxor	%ymm11, %ymm3, %ymm3
-	vpand	%ymm3, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm3, %ymm13
-	vpxor	%ymm11, %ymm7, %ymm14
-	vmovdqu	%ymm10, 4352(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm1, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpand	%ymm13, %ymm1, %ymm1
-	vpand	%ymm5, %ymm10, %ymm5
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm1, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm1, %ymm14, %ymm11
-	vpand	%ymm11, %ymm7, %ymm7
-	vpxor	%ymm3, %ymm7, %ymm3
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpand	%ymm15, %ymm3, %ymm11
-	vpand	%ymm12, %ymm3, %ymm12
-	vpand	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm7
-	vpand	4512(%rdi), %ymm7, %ymm8
-	vpand	4256(%rdi), %ymm7, %ymm14
-	vpxor	%ymm3, %ymm7, %ymm15
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpand	%ymm2, %ymm7, %ymm2
-	vpand	%ymm6, %ymm7, %ymm6
-	vpxor	%ymm14, %ymm6, %ymm7
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpand	%ymm9, %ymm15, %ymm6
-	vpxor	%ymm3, %ymm1, %ymm3
-	vpxor	%ymm1, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm1, %ymm1
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm3, %ymm14
-	vpand	4320(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm2, %ymm10
+	vmovdqu	%ymm3, 4480(%rdi)
+	vpand	%ymm10, %ymm4, %ymm3
+	vpxor	%ymm12, %ymm3, %ymm3
 	vpxor	%ymm5, %ymm3, %ymm5
-	vpxor	%ymm3, %ymm2, %ymm3
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm3, %ymm8, %ymm3
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm6
-	vpand	%ymm4, %ymm9, %ymm4
-	vpand	%ymm0, %ymm15, %ymm0
-	vpand	4352(%rdi), %ymm6, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm8, %ymm6
+	vpxor	%ymm6, %ymm15, %ymm6
+	vpxor	4320(%rdi), %ymm10, %ymm8
+	vpand	4256(%rdi), %ymm8, %ymm11
+	vpxor	%ymm3, %ymm11, %ymm3
+	vpand	%ymm6, %ymm3, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm11
+	vpxor	%ymm3, %ymm5, %ymm13
+	vpxor	%ymm6, %ymm1, %ymm15
+	vmovdqu	%ymm12, 4512(%rdi)
+	vpand	%ymm15, %ymm13, %ymm12
+	vpxor	%ymm11, %ymm12, %ymm11
+	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm11, %ymm3, %ymm11
+	vmovdqu	%ymm7, 4544(%rdi)
+	vpand	%ymm11, %ymm5, %ymm7
+	vpand	%ymm1, %ymm5, %ymm5
+	vpxor	%ymm12, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm15, %ymm5
+	vpand	%ymm5, %ymm3, %ymm3
+	vpand	%ymm11, %ymm1, %ymm1
+	vpxor	%ymm11, %ymm5, %ymm11
+	vpand	%ymm5, %ymm6, %ymm5
+	vpand	%ymm11, %ymm15, %ymm6
+	vpand	%ymm11, %ymm13, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm3
 	vpxor	%ymm11, %ymm7, %ymm7
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm12, %ymm6
-	vpxor	%ymm6, %ymm14, %ymm11
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm7, %ymm11, %ymm6
-	vpxor	%ymm5, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm4, %ymm4
-	vpxor	%ymm3, %ymm9, %ymm3
-	vpxor	%ymm4, %ymm10, %ymm8
+	vpand	%ymm7, %ymm14, %ymm11
 	vpxor	%ymm6, %ymm5, %ymm5
-	vpxor	%ymm7, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm3, %ymm7
-	vpxor	4416(%rdi), %ymm3, %ymm3
-	vpxor	%ymm8, %ymm3, %ymm8
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm8, %ymm0
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm5, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
+	vpxor	%ymm6, %ymm1, %ymm1
+	vpand	%ymm7, %ymm0, %ymm0
+	vpand	4224(%rdi), %ymm3, %ymm6
+	vpand	%ymm5, %ymm8, %ymm8
+	vpand	4256(%rdi), %ymm5, %ymm12
+	vpand	4320(%rdi), %ymm1, %ymm13
+	vpand	4288(%rdi), %ymm1, %ymm14
+	vpxor	%ymm3, %ymm7, %ymm15
+	vpand	%ymm15, %ymm9, %ymm9
+	vpand	%ymm15, %ymm2, %ymm2
+	vpxor	%ymm7, %ymm1, %ymm7
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpand	4352(%rdi), %ymm7, %ymm15
+	vpand	%ymm1, %ymm4, %ymm4
+	vpand	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4544(%rdi), %ymm3, %ymm3
+	vpand	4448(%rdi), %ymm5, %ymm10
+	vpxor	%ymm15, %ymm9, %ymm15
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm1, %ymm8, %ymm1
+	vpand	4512(%rdi), %ymm5, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm9
+	vpxor	%ymm4, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm14
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpand	4384(%rdi), %ymm7, %ymm7
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm0, %ymm9, %ymm0
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpand	4416(%rdi), %ymm5, %ymm10
+	vpand	4480(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm15, %ymm7, %ymm7
+	vpxor	%ymm0, %ymm7, %ymm0
+	vpxor	%ymm15, %ymm10, %ymm7
+	vpxor	%ymm14, %ymm5, %ymm15
+	vpxor	%ymm2, %ymm15, %ymm2
+	vpxor	%ymm5, %ymm3, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm10, %ymm9, %ymm5
+	vpxor	%ymm1, %ymm12, %ymm9
+	vpxor	%ymm4, %ymm9, %ymm4
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpxor	%ymm6, %ymm11, %ymm6
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm13, %ymm5
+	vpxor	%ymm14, %ymm4, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm5, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm12
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm1, %ymm1
-	vpxor	%ymm11, %ymm5, %ymm5
-	vpxor	%ymm12, %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm15
+	vpxor	%ymm8, %ymm2, %ymm2
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm10, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm12, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm5, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
+	vpxor	%ymm15, %ymm1, %ymm1
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm10
+	vpxor	%ymm5, %ymm11, %ymm11
+	vpxor	%ymm7, %ymm12, %ymm12
+	vpxor	%ymm4, %ymm13, %ymm13
 	vpxor	%ymm0, %ymm14, %ymm14
 	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm9, %ymm9
+	vpxor	%ymm1, %ymm11, %ymm11
+	vpxor	%ymm1, %ymm12, %ymm12
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm11, %ymm11
+	vpxor	%ymm2, %ymm8, %ymm8
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
+	vpxor	%ymm6, %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm12, %ymm12
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm13, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm15, %ymm15
+	vpxor	640(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	704(%rdi), %ymm10, %ymm10
 	vpxor	736(%rdi), %ymm11, %ymm11
 	vpxor	768(%rdi), %ymm12, %ymm12
@@ -8852,175 +9105,182 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	832(%rdi), %ymm14, %ymm14
 	vpxor	864(%rdi), %ymm15, %ymm15
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm5
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm4, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm4, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm5, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm5, %ymm15
-	vmovdqu	%ymm5, 4384(%rdi)
-	vpxor	%ymm11, %ymm4, %ymm5
-	vmovdqu	%ymm4, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm4
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm5, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm4, %ymm4
-	vpand	%ymm14, %ymm4, %ymm4
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpxor	%ymm4, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm4, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm4, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm4, %ymm4
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm5, %ymm13
-	vpand	4320(%rdi), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm0
-	vpxor	%ymm5, %ymm7, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm5
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm5, %ymm11
-	vpand	4448(%rdi), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm8, %ymm5
-	vpxor	%ymm5, %ymm13, %ymm8
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
+	vpxor	%ymm9, %ymm11, %ymm1
+	vpxor	%ymm10, %ymm13, %ymm2
+	vpxor	%ymm12, %ymm15, %ymm3
+	vpxor	%ymm2, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm1
+	vpxor	%ymm10, %ymm15, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm6
+	vpxor	%ymm1, %ymm8, %ymm7
+	vpxor	%ymm0, %ymm1, %ymm10
+	vpxor	%ymm4, %ymm0, %ymm11
+	vpxor	%ymm0, %ymm8, %ymm0
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpxor	%ymm0, %ymm9, %ymm13
+	vpand	%ymm13, %ymm0, %ymm14
+	vmovdqu	%ymm13, 4224(%rdi)
+	vpxor	%ymm11, %ymm8, %ymm13
+	vmovdqu	%ymm7, 4256(%rdi)
+	vpand	%ymm12, %ymm8, %ymm7
+	vmovdqu	%ymm8, 4288(%rdi)
+	vpand	%ymm10, %ymm5, %ymm8
+	vmovdqu	%ymm12, 4320(%rdi)
+	vpand	%ymm11, %ymm3, %ymm12
+	vmovdqu	%ymm11, 4352(%rdi)
+	vpxor	%ymm2, %ymm3, %ymm11
+	vmovdqu	%ymm3, 4384(%rdi)
+	vpand	%ymm11, %ymm6, %ymm3
+	vpxor	%ymm3, %ymm12, %ymm3
+	vpxor	%ymm8, %ymm12, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm12
+	vpxor	%ymm8, %ymm9, %ymm8
+	vpxor	%ymm9, %ymm15, %ymm9
+	vpxor	%ymm0, %ymm15, %ymm15
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpand	%ymm4, %ymm9, %ymm11
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm11
+	vmovdqu	%ymm5, 4448(%rdi)
+	vpand	%ymm13, %ymm15, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm6, %ymm9, %ymm8
+	vmovdqu	%ymm6, 4480(%rdi)
+	vpand	%ymm8, %ymm1, %ymm6
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm6, %ymm12
+	vpxor	%ymm12, %ymm7, %ymm7
+	vpxor	%ymm6, %ymm3, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	4320(%rdi), %ymm8, %ymm6
+	vpand	4256(%rdi), %ymm6, %ymm11
+	vpxor	%ymm2, %ymm11, %ymm2
+	vpand	%ymm3, %ymm2, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm11
+	vpxor	%ymm2, %ymm7, %ymm12
+	vpxor	%ymm3, %ymm5, %ymm14
+	vmovdqu	%ymm10, 4512(%rdi)
+	vpand	%ymm14, %ymm12, %ymm10
+	vpxor	%ymm11, %ymm10, %ymm11
+	vpxor	%ymm12, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm2, %ymm11
+	vmovdqu	%ymm0, 4544(%rdi)
+	vpand	%ymm11, %ymm7, %ymm0
+	vpand	%ymm5, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm14, %ymm7
+	vpand	%ymm7, %ymm2, %ymm2
+	vpand	%ymm11, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm7, %ymm10
+	vpand	%ymm7, %ymm3, %ymm3
+	vpand	%ymm10, %ymm14, %ymm7
+	vpand	%ymm10, %ymm12, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpand	%ymm0, %ymm13, %ymm10
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpand	%ymm0, %ymm15, %ymm7
+	vpand	4224(%rdi), %ymm2, %ymm11
+	vpand	%ymm3, %ymm6, %ymm6
+	vpand	4256(%rdi), %ymm3, %ymm12
+	vpand	4320(%rdi), %ymm5, %ymm13
+	vpand	4288(%rdi), %ymm5, %ymm14
+	vpxor	%ymm2, %ymm0, %ymm15
+	vpand	%ymm15, %ymm4, %ymm4
+	vpand	%ymm15, %ymm9, %ymm9
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4352(%rdi), %ymm0, %ymm15
+	vpand	%ymm5, %ymm1, %ymm1
+	vpand	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpand	4544(%rdi), %ymm2, %ymm2
+	vpand	4448(%rdi), %ymm3, %ymm8
+	vpxor	%ymm15, %ymm4, %ymm15
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm6, %ymm4
+	vpand	4512(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm1, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm7, %ymm7
+	vpxor	%ymm9, %ymm11, %ymm9
+	vpxor	%ymm14, %ymm10, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpand	4384(%rdi), %ymm0, %ymm0
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpxor	%ymm7, %ymm5, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpand	4416(%rdi), %ymm3, %ymm8
+	vpand	4480(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm3
+	vpxor	%ymm15, %ymm0, %ymm0
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpxor	%ymm15, %ymm8, %ymm7
+	vpxor	%ymm14, %ymm3, %ymm15
+	vpxor	%ymm9, %ymm15, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm3
+	vpxor	%ymm3, %ymm8, %ymm8
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm5, %ymm4
+	vpxor	%ymm3, %ymm12, %ymm5
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm13, %ymm4
+	vpxor	%ymm14, %ymm1, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm6, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm15
+	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm4, %ymm4
+	vpxor	%ymm11, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm1, %ymm1
+	vpxor	%ymm13, %ymm0, %ymm0
+	vpxor	%ymm14, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpxor	%ymm9, %ymm8, %ymm8
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm6, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm13, %ymm13
+	vpxor	%ymm0, %ymm14, %ymm14
+	vpxor	%ymm2, %ymm15, %ymm15
+	vpxor	%ymm3, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm3, %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm11, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	896(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm15, %ymm15
+	vpxor	896(%rdi), %ymm7, %ymm7
+	vpxor	928(%rdi), %ymm8, %ymm8
 	vpxor	960(%rdi), %ymm10, %ymm10
 	vpxor	992(%rdi), %ymm11, %ymm11
 	vpxor	1024(%rdi), %ymm12, %ymm12
@@ -9032,174 +9292,181 @@ aesgen_bitsliced256_face_none_xor_stream:
 	movq	$9, %r11
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round_2:
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%rbx), %ymm7, %ymm6
-	vpshufb	(%rbx), %ymm3, %ymm9
-	vpshufb	(%rbx), %ymm2, %ymm10
-	vpshufb	(%rbx), %ymm0, %ymm11
-	vpshufb	(%rbx), %ymm1, %ymm12
-	vpshufb	(%rbx), %ymm4, %ymm13
-	vpshufb	(%rbx), %ymm5, %ymm14
-	vpshufb	(%rbx), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
+	vpxor	%ymm8, %ymm11, %ymm1
+	vpxor	%ymm10, %ymm13, %ymm2
+	vpxor	%ymm12, %ymm15, %ymm3
+	vpxor	%ymm2, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm1
+	vpxor	%ymm10, %ymm15, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm6
+	vpxor	%ymm1, %ymm7, %ymm9
+	vpxor	%ymm0, %ymm1, %ymm10
+	vpxor	%ymm4, %ymm0, %ymm11
+	vpxor	%ymm0, %ymm7, %ymm0
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%rbx), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm8, %ymm13
+	vpand	%ymm13, %ymm0, %ymm14
+	vmovdqu	%ymm13, 4224(%rdi)
+	vpxor	%ymm11, %ymm7, %ymm13
+	vmovdqu	%ymm9, 4256(%rdi)
+	vpand	%ymm12, %ymm7, %ymm9
+	vmovdqu	%ymm7, 4288(%rdi)
+	vpand	%ymm10, %ymm5, %ymm7
+	vmovdqu	%ymm12, 4320(%rdi)
+	vpand	%ymm11, %ymm3, %ymm12
+	vmovdqu	%ymm11, 4352(%rdi)
+	vpxor	%ymm2, %ymm3, %ymm11
+	vmovdqu	%ymm3, 4384(%rdi)
+	vpand	%ymm11, %ymm6, %ymm3
+	vpxor	%ymm3, %ymm12, %ymm3
+	vpxor	%ymm7, %ymm12, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm12
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpxor	%ymm8, %ymm15, %ymm8
+	vpxor	%ymm0, %ymm15, %ymm15
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpand	%ymm4, %ymm8, %ymm11
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm11
+	vmovdqu	%ymm5, 4448(%rdi)
+	vpand	%ymm13, %ymm15, %ymm5
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm6, %ymm8, %ymm7
+	vmovdqu	%ymm6, 4480(%rdi)
+	vpand	%ymm7, %ymm1, %ymm6
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm6, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vpxor	%ymm6, %ymm3, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	4320(%rdi), %ymm7, %ymm6
+	vpand	4256(%rdi), %ymm6, %ymm11
+	vpxor	%ymm2, %ymm11, %ymm2
+	vpand	%ymm3, %ymm2, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm11
+	vpxor	%ymm2, %ymm9, %ymm12
+	vpxor	%ymm3, %ymm5, %ymm14
+	vmovdqu	%ymm10, 4512(%rdi)
+	vpand	%ymm14, %ymm12, %ymm10
+	vpxor	%ymm11, %ymm10, %ymm11
+	vpxor	%ymm12, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm2, %ymm11
+	vmovdqu	%ymm0, 4544(%rdi)
+	vpand	%ymm11, %ymm9, %ymm0
+	vpand	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm10, %ymm9, %ymm9
+	vpxor	%ymm9, %ymm14, %ymm9
+	vpand	%ymm9, %ymm2, %ymm2
+	vpand	%ymm11, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm9, %ymm10
+	vpand	%ymm9, %ymm3, %ymm3
+	vpand	%ymm10, %ymm14, %ymm9
+	vpand	%ymm10, %ymm12, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpand	%ymm0, %ymm13, %ymm10
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpand	%ymm0, %ymm15, %ymm9
+	vpand	4224(%rdi), %ymm2, %ymm11
+	vpand	%ymm3, %ymm6, %ymm6
+	vpand	4256(%rdi), %ymm3, %ymm12
+	vpand	4320(%rdi), %ymm5, %ymm13
+	vpand	4288(%rdi), %ymm5, %ymm14
+	vpxor	%ymm2, %ymm0, %ymm15
+	vpand	%ymm15, %ymm4, %ymm4
+	vpand	%ymm15, %ymm8, %ymm8
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4352(%rdi), %ymm0, %ymm15
+	vpand	%ymm5, %ymm1, %ymm1
+	vpand	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpand	4544(%rdi), %ymm2, %ymm2
+	vpand	4448(%rdi), %ymm3, %ymm7
+	vpxor	%ymm15, %ymm4, %ymm15
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm6, %ymm4
+	vpand	4512(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm1, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm9, %ymm9
+	vpxor	%ymm8, %ymm11, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpand	4384(%rdi), %ymm0, %ymm0
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm9, %ymm5, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpand	4416(%rdi), %ymm3, %ymm9
+	vpand	4480(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm3
+	vpxor	%ymm15, %ymm0, %ymm0
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpxor	%ymm15, %ymm9, %ymm7
+	vpxor	%ymm14, %ymm3, %ymm15
+	vpxor	%ymm8, %ymm15, %ymm8
+	vpxor	%ymm3, %ymm2, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%rbx), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%rbx), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm4
+	vpxor	%ymm3, %ymm12, %ymm5
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm13, %ymm4
+	vpxor	%ymm14, %ymm1, %ymm6
+	vpshufb	(%rbx), %ymm8, %ymm7
+	vpshufb	(%rbx), %ymm5, %ymm9
+	vpshufb	(%rbx), %ymm4, %ymm10
+	vpshufb	(%rbx), %ymm6, %ymm11
+	vpshufb	(%rbx), %ymm1, %ymm12
+	vpshufb	(%rbx), %ymm0, %ymm13
+	vpshufb	(%rbx), %ymm2, %ymm14
+	vpshufb	(%rbx), %ymm3, %ymm15
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm4, %ymm4
+	vpxor	%ymm11, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm1, %ymm1
+	vpxor	%ymm13, %ymm0, %ymm0
+	vpxor	%ymm14, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm6, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm13, %ymm13
+	vpxor	%ymm0, %ymm14, %ymm14
+	vpxor	%ymm2, %ymm15, %ymm15
+	vpxor	%ymm3, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm3, %ymm12, %ymm12
+	vpshufb	32(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm7, %ymm7
+	vpshufb	32(%rbx), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpshufb	32(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm10, %ymm10
+	vpshufb	32(%rbx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm11, %ymm11
 	vpshufb	32(%rbx), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%rbx), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r10), %ymm6, %ymm6
+	vpshufb	32(%rbx), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpshufb	32(%rbx), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm14, %ymm14
+	vpshufb	32(%rbx), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm15, %ymm15
+	vpxor	(%r10), %ymm7, %ymm7
 	vpxor	32(%r10), %ymm9, %ymm9
 	vpxor	64(%r10), %ymm10, %ymm10
 	vpxor	96(%r10), %ymm11, %ymm11
@@ -9207,235 +9474,243 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	160(%r10), %ymm13, %ymm13
 	vpxor	192(%r10), %ymm14, %ymm14
 	vpxor	224(%r10), %ymm15, %ymm15
+	vmovdqa	%ymm9, %ymm8
 	addq	$256, %r10
 	addq	$64, %rbx
 	decq	%r11
 	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round_2
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
+	vpxor	%ymm8, %ymm11, %ymm1
+	vpxor	%ymm10, %ymm13, %ymm2
+	vpxor	%ymm12, %ymm15, %ymm3
+	vpxor	%ymm2, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm1
+	vpxor	%ymm10, %ymm15, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm6
+	vpxor	%ymm1, %ymm7, %ymm9
+	vpxor	%ymm0, %ymm1, %ymm10
+	vpxor	%ymm4, %ymm0, %ymm11
+	vpxor	%ymm0, %ymm7, %ymm0
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm8, %ymm13
+	vpand	%ymm13, %ymm0, %ymm14
+	vmovdqu	%ymm13, 4224(%rdi)
+	vpxor	%ymm11, %ymm7, %ymm13
+	vmovdqu	%ymm9, 4256(%rdi)
+	vpand	%ymm12, %ymm7, %ymm9
+	vmovdqu	%ymm7, 4288(%rdi)
+	vpand	%ymm10, %ymm5, %ymm7
+	vmovdqu	%ymm12, 4320(%rdi)
+	vpand	%ymm11, %ymm3, %ymm12
+	vmovdqu	%ymm11, 4352(%rdi)
+	vpxor	%ymm2, %ymm3, %ymm11
+	vmovdqu	%ymm3, 4384(%rdi)
+	vpand	%ymm11, %ymm6, %ymm3
+	vpxor	%ymm3, %ymm12, %ymm3
+	vpxor	%ymm7, %ymm12, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm12
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpxor	%ymm8, %ymm15, %ymm8
+	vpxor	%ymm0, %ymm15, %ymm15
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpand	%ymm4, %ymm8, %ymm11
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm11
+	vmovdqu	%ymm5, 4448(%rdi)
+	vpand	%ymm13, %ymm15, %ymm5
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm6, %ymm8, %ymm7
+	vmovdqu	%ymm6, 4480(%rdi)
+	vpand	%ymm7, %ymm1, %ymm6
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm6, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vpxor	%ymm6, %ymm3, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	4320(%rdi), %ymm7, %ymm6
+	vpand	4256(%rdi), %ymm6, %ymm11
 	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
+	vpand	%ymm3, %ymm2, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm11
+	vpxor	%ymm2, %ymm9, %ymm12
+	vpxor	%ymm3, %ymm5, %ymm14
+	vmovdqu	%ymm10, 4512(%rdi)
+	vpand	%ymm14, %ymm12, %ymm10
+	vpxor	%ymm11, %ymm10, %ymm11
+	vpxor	%ymm12, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm2, %ymm11
+	vmovdqu	%ymm0, 4544(%rdi)
+	vpand	%ymm11, %ymm9, %ymm0
+	vpand	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm10, %ymm9, %ymm9
+	vpxor	%ymm9, %ymm14, %ymm9
+	vpand	%ymm9, %ymm2, %ymm2
+	vpand	%ymm11, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm9, %ymm10
+	vpand	%ymm9, %ymm3, %ymm3
+	vpand	%ymm10, %ymm14, %ymm9
+	vpand	%ymm10, %ymm12, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpand	%ymm0, %ymm13, %ymm10
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpand	%ymm0, %ymm15, %ymm9
+	vpand	4224(%rdi), %ymm2, %ymm11
+	vpand	%ymm3, %ymm6, %ymm6
+	vpand	4256(%rdi), %ymm3, %ymm12
+	vpand	4320(%rdi), %ymm5, %ymm13
+	vpand	4288(%rdi), %ymm5, %ymm14
+	vpxor	%ymm2, %ymm0, %ymm15
+	vpand	%ymm15, %ymm4, %ymm4
+	vpand	%ymm15, %ymm8, %ymm8
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4352(%rdi), %ymm0, %ymm15
+	vpand	%ymm5, %ymm1, %ymm1
+	vpand	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpand	4544(%rdi), %ymm2, %ymm2
+	vpand	4448(%rdi), %ymm3, %ymm7
+	vpxor	%ymm15, %ymm4, %ymm15
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm6, %ymm4
+	vpand	4512(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm1, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm9, %ymm9
+	vpxor	%ymm8, %ymm11, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpand	4384(%rdi), %ymm0, %ymm0
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm9, %ymm5, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpand	4416(%rdi), %ymm3, %ymm9
+	vpand	4480(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm3
+	vpxor	%ymm15, %ymm0, %ymm0
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpxor	%ymm15, %ymm9, %ymm7
+	vpxor	%ymm14, %ymm3, %ymm15
+	vpxor	%ymm8, %ymm15, %ymm8
 	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	3456(%rdi), %ymm7, %ymm7
-	vpxor	3488(%rdi), %ymm3, %ymm3
-	vpxor	3520(%rdi), %ymm2, %ymm2
-	vpxor	3552(%rdi), %ymm0, %ymm0
+	vpxor	%ymm3, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm4
+	vpxor	%ymm3, %ymm12, %ymm5
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm13, %ymm4
+	vpxor	%ymm14, %ymm1, %ymm6
+	vpxor	3456(%rdi), %ymm8, %ymm8
+	vpxor	3488(%rdi), %ymm5, %ymm5
+	vpxor	3520(%rdi), %ymm4, %ymm4
+	vpxor	3552(%rdi), %ymm6, %ymm6
 	vpxor	3584(%rdi), %ymm1, %ymm1
-	vpxor	3616(%rdi), %ymm4, %ymm4
-	vpxor	3648(%rdi), %ymm5, %ymm5
-	vpxor	3680(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
+	vpxor	3616(%rdi), %ymm0, %ymm0
+	vpxor	3648(%rdi), %ymm2, %ymm2
+	vpxor	3680(%rdi), %ymm3, %ymm3
+	vpsrlq	$1, %ymm8, %ymm7
+	vpxor	%ymm5, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpsrlq	$1, %ymm4, %ymm7
 	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsrlq	$1, %ymm1, %ymm7
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpsrlq	$1, %ymm2, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpsrlq	$2, %ymm8, %ymm7
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpsrlq	$2, %ymm5, %ymm7
 	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpsrlq	$2, %ymm1, %ymm7
+	vpxor	%ymm2, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpsrlq	$2, %ymm0, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpsrlq	$4, %ymm8, %ymm7
+	vpxor	%ymm1, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpsrlq	$4, %ymm5, %ymm7
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpsrlq	$4, %ymm4, %ymm7
+	vpxor	%ymm2, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsrlq	$4, %ymm6, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
 	testq	$15, %r9
 	jne	.Laesgen_bitsliced256_face_none_xor_stream_partial192
 	cmpq	$256, %rcx
 	jb	.Laesgen_bitsliced256_face_none_xor_stream_partial192
-	vpxor	(%rdx), %ymm7, %ymm7
-	vmovdqu	%ymm7, (%rsi)
-	vpxor	32(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, 96(%rsi)
+	vpxor	(%rdx), %ymm8, %ymm8
+	vmovdqu	%ymm8, (%rsi)
+	vpxor	32(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 32(%rsi)
+	vpxor	64(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rsi)
+	vpxor	96(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 96(%rsi)
 	vpxor	128(%rdx), %ymm1, %ymm1
 	vmovdqu	%ymm1, 128(%rsi)
-	vpxor	160(%rdx), %ymm4, %ymm4
-	vmovdqu	%ymm4, 160(%rsi)
-	vpxor	192(%rdx), %ymm5, %ymm5
-	vmovdqu	%ymm5, 192(%rsi)
-	vpxor	224(%rdx), %ymm8, %ymm8
-	vmovdqu	%ymm8, 224(%rsi)
+	vpxor	160(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, 160(%rsi)
+	vpxor	192(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 192(%rsi)
+	vpxor	224(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 224(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -9443,14 +9718,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top192
 .Laesgen_bitsliced256_face_none_xor_stream_partial192:
-	vmovdqu	%ymm7, 5248(%rdi)
-	vmovdqu	%ymm3, 5280(%rdi)
-	vmovdqu	%ymm2, 5312(%rdi)
-	vmovdqu	%ymm0, 5344(%rdi)
+	vmovdqu	%ymm8, 5248(%rdi)
+	vmovdqu	%ymm5, 5280(%rdi)
+	vmovdqu	%ymm4, 5312(%rdi)
+	vmovdqu	%ymm6, 5344(%rdi)
 	vmovdqu	%ymm1, 5376(%rdi)
-	vmovdqu	%ymm4, 5408(%rdi)
-	vmovdqu	%ymm5, 5440(%rdi)
-	vmovdqu	%ymm8, 5472(%rdi)
+	vmovdqu	%ymm0, 5408(%rdi)
+	vmovdqu	%ymm2, 5440(%rdi)
+	vmovdqu	%ymm3, 5472(%rdi)
 	jmp	.Laesgen_bitsliced256_face_none_xor_stream_consume192
 .Laesgen_bitsliced256_face_none_xor_stream_consume192:
 	movq	%r9, %rbx
@@ -9607,176 +9882,183 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpsllq	$4, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm6, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm9
-	vpxor	%ymm3, %ymm5, %ymm10
-	vpxor	%ymm5, %ymm0, %ymm5
-	vpxor	%ymm2, %ymm8, %ymm11
-	vpxor	%ymm2, %ymm0, %ymm2
-	vpxor	%ymm0, %ymm8, %ymm12
-	vpand	%ymm1, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm2, %ymm15
-	vpxor	%ymm15, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm4, %ymm7
-	vpxor	%ymm3, %ymm4, %ymm4
-	vmovdqu	%ymm9, 4224(%rdi)
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpxor	%ymm3, %ymm6, %ymm6
+	vpxor	%ymm5, %ymm0, %ymm8
 	vpxor	%ymm6, %ymm4, %ymm9
-	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm4, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm1, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4320(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm6, %ymm6
-	vmovdqu	%ymm7, 4352(%rdi)
-	vpxor	%ymm6, %ymm0, %ymm7
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpand	%ymm4, %ymm5, %ymm3
-	vmovdqu	%ymm5, 4384(%rdi)
-	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm1, 4416(%rdi)
-	vpxor	%ymm0, %ymm9, %ymm1
+	vpxor	%ymm4, %ymm8, %ymm4
+	vpxor	%ymm3, %ymm0, %ymm10
+	vpxor	%ymm3, %ymm5, %ymm3
+	vpxor	%ymm4, %ymm1, %ymm11
+	vpxor	%ymm7, %ymm4, %ymm12
+	vpxor	%ymm9, %ymm7, %ymm13
+	vpxor	%ymm7, %ymm1, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm7, %ymm2, %ymm14
+	vpand	%ymm14, %ymm7, %ymm15
+	vmovdqu	%ymm14, 4224(%rdi)
+	vpxor	%ymm13, %ymm1, %ymm14
+	vmovdqu	%ymm11, 4256(%rdi)
+	vpand	%ymm5, %ymm1, %ymm11
+	vmovdqu	%ymm1, 4288(%rdi)
+	vpand	%ymm12, %ymm10, %ymm1
+	vmovdqu	%ymm5, 4320(%rdi)
+	vpand	%ymm13, %ymm8, %ymm5
+	vmovdqu	%ymm13, 4352(%rdi)
+	vpxor	%ymm6, %ymm8, %ymm13
+	vmovdqu	%ymm8, 4384(%rdi)
+	vpand	%ymm13, %ymm3, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm8
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm1, %ymm10, %ymm5
+	vpxor	%ymm1, %ymm2, %ymm1
+	vpxor	%ymm2, %ymm0, %ymm2
+	vpxor	%ymm7, %ymm0, %ymm0
+	vmovdqu	%ymm13, 4416(%rdi)
+	vpand	%ymm9, %ymm2, %ymm13
+	vpxor	%ymm9, %ymm13, %ymm13
+	vpxor	%ymm13, %ymm2, %ymm13
 	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm5, %ymm12, %ymm10
-	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm6, %ymm2, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm12
-	vmovdqu	%ymm11, 4512(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm0, %ymm11
-	vpxor	%ymm3, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm7, %ymm10, %ymm7
+	vpand	%ymm14, %ymm0, %ymm10
+	vpxor	%ymm1, %ymm10, %ymm1
 	vpxor	%ymm1, %ymm13, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm10
-	vpxor	%ymm6, %ymm2, %ymm11
-	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm3, %ymm13, %ymm3
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm3, %ymm14, %ymm3
-	vpxor	%ymm11, %ymm3, %ymm3
-	vpand	%ymm3, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm3, %ymm13
-	vpxor	%ymm11, %ymm7, %ymm14
-	vmovdqu	%ymm10, 4352(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm1, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpand	%ymm13, %ymm1, %ymm1
-	vpand	%ymm5, %ymm10, %ymm5
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm1, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm1, %ymm14, %ymm11
-	vpand	%ymm11, %ymm7, %ymm7
-	vpxor	%ymm3, %ymm7, %ymm3
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpand	%ymm15, %ymm3, %ymm11
-	vpand	%ymm12, %ymm3, %ymm12
-	vpand	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm7
-	vpand	4512(%rdi), %ymm7, %ymm8
-	vpand	4256(%rdi), %ymm7, %ymm14
-	vpxor	%ymm3, %ymm7, %ymm15
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpand	%ymm2, %ymm7, %ymm2
-	vpand	%ymm6, %ymm7, %ymm6
-	vpxor	%ymm14, %ymm6, %ymm7
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpand	%ymm9, %ymm15, %ymm6
-	vpxor	%ymm3, %ymm1, %ymm3
-	vpxor	%ymm1, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm1, %ymm1
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm3, %ymm14
-	vpand	4320(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm2, %ymm10
+	vmovdqu	%ymm3, 4480(%rdi)
+	vpand	%ymm10, %ymm4, %ymm3
+	vpxor	%ymm12, %ymm3, %ymm3
 	vpxor	%ymm5, %ymm3, %ymm5
-	vpxor	%ymm3, %ymm2, %ymm3
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm3, %ymm8, %ymm3
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm6
-	vpand	%ymm4, %ymm9, %ymm4
-	vpand	%ymm0, %ymm15, %ymm0
-	vpand	4352(%rdi), %ymm6, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm8, %ymm6
+	vpxor	%ymm6, %ymm15, %ymm6
+	vpxor	4320(%rdi), %ymm10, %ymm8
+	vpand	4256(%rdi), %ymm8, %ymm11
+	vpxor	%ymm3, %ymm11, %ymm3
+	vpand	%ymm6, %ymm3, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm11
+	vpxor	%ymm3, %ymm5, %ymm13
+	vpxor	%ymm6, %ymm1, %ymm15
+	vmovdqu	%ymm12, 4512(%rdi)
+	vpand	%ymm15, %ymm13, %ymm12
+	vpxor	%ymm11, %ymm12, %ymm11
+	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm11, %ymm3, %ymm11
+	vmovdqu	%ymm7, 4544(%rdi)
+	vpand	%ymm11, %ymm5, %ymm7
+	vpand	%ymm1, %ymm5, %ymm5
+	vpxor	%ymm12, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm15, %ymm5
+	vpand	%ymm5, %ymm3, %ymm3
+	vpand	%ymm11, %ymm1, %ymm1
+	vpxor	%ymm11, %ymm5, %ymm11
+	vpand	%ymm5, %ymm6, %ymm5
+	vpand	%ymm11, %ymm15, %ymm6
+	vpand	%ymm11, %ymm13, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm3
 	vpxor	%ymm11, %ymm7, %ymm7
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm12, %ymm6
-	vpxor	%ymm6, %ymm14, %ymm11
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm7, %ymm11, %ymm6
-	vpxor	%ymm5, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm4, %ymm4
-	vpxor	%ymm3, %ymm9, %ymm3
-	vpxor	%ymm4, %ymm10, %ymm8
+	vpand	%ymm7, %ymm14, %ymm11
 	vpxor	%ymm6, %ymm5, %ymm5
-	vpxor	%ymm7, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm3, %ymm7
-	vpxor	4416(%rdi), %ymm3, %ymm3
-	vpxor	%ymm8, %ymm3, %ymm8
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm8, %ymm0
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm5, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpxor	%ymm6, %ymm1, %ymm1
+	vpand	%ymm7, %ymm0, %ymm0
+	vpand	4224(%rdi), %ymm3, %ymm6
+	vpand	%ymm5, %ymm8, %ymm8
+	vpand	4256(%rdi), %ymm5, %ymm12
+	vpand	4320(%rdi), %ymm1, %ymm13
+	vpand	4288(%rdi), %ymm1, %ymm14
+	vpxor	%ymm3, %ymm7, %ymm15
+	vpand	%ymm15, %ymm9, %ymm9
+	vpand	%ymm15, %ymm2, %ymm2
+	vpxor	%ymm7, %ymm1, %ymm7
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpand	4352(%rdi), %ymm7, %ymm15
+	vpand	%ymm1, %ymm4, %ymm4
+	vpand	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4544(%rdi), %ymm3, %ymm3
+	vpand	4448(%rdi), %ymm5, %ymm10
+	vpxor	%ymm15, %ymm9, %ymm15
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm1, %ymm8, %ymm1
+	vpand	4512(%rdi), %ymm5, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm9
+	vpxor	%ymm4, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm14
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpand	4384(%rdi), %ymm7, %ymm7
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm0, %ymm9, %ymm0
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpand	4416(%rdi), %ymm5, %ymm10
+	vpand	4480(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm15, %ymm7, %ymm7
+	vpxor	%ymm0, %ymm7, %ymm0
+	vpxor	%ymm15, %ymm10, %ymm7
+	vpxor	%ymm14, %ymm5, %ymm15
+	vpxor	%ymm2, %ymm15, %ymm2
+	vpxor	%ymm5, %ymm3, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm10, %ymm9, %ymm5
+	vpxor	%ymm1, %ymm12, %ymm9
+	vpxor	%ymm4, %ymm9, %ymm4
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpxor	%ymm6, %ymm11, %ymm6
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm13, %ymm5
+	vpxor	%ymm14, %ymm4, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm5, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm12
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm1, %ymm1
-	vpxor	%ymm11, %ymm5, %ymm5
-	vpxor	%ymm12, %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm15
+	vpxor	%ymm8, %ymm2, %ymm2
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm10, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm12, %ymm4, %ymm4
 	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm5, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
+	vpxor	%ymm15, %ymm1, %ymm1
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm10
+	vpxor	%ymm5, %ymm11, %ymm11
+	vpxor	%ymm7, %ymm12, %ymm12
+	vpxor	%ymm4, %ymm13, %ymm13
 	vpxor	%ymm0, %ymm14, %ymm14
 	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm9, %ymm9
+	vpxor	%ymm1, %ymm11, %ymm11
+	vpxor	%ymm1, %ymm12, %ymm12
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm11, %ymm11
+	vpxor	%ymm2, %ymm8, %ymm8
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
+	vpxor	%ymm6, %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm12, %ymm12
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm13, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm15, %ymm15
+	vpxor	640(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	704(%rdi), %ymm10, %ymm10
 	vpxor	736(%rdi), %ymm11, %ymm11
 	vpxor	768(%rdi), %ymm12, %ymm12
@@ -9784,175 +10066,182 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	832(%rdi), %ymm14, %ymm14
 	vpxor	864(%rdi), %ymm15, %ymm15
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm5
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm4, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm4, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm5, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm5, %ymm15
-	vmovdqu	%ymm5, 4384(%rdi)
-	vpxor	%ymm11, %ymm4, %ymm5
-	vmovdqu	%ymm4, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm4
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm5, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm4, %ymm4
-	vpand	%ymm14, %ymm4, %ymm4
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpxor	%ymm4, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm4, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm4, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm4, %ymm4
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm5, %ymm13
-	vpand	4320(%rdi), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm0
-	vpxor	%ymm5, %ymm7, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm5
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm5, %ymm11
-	vpand	4448(%rdi), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm8, %ymm5
-	vpxor	%ymm5, %ymm13, %ymm8
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
+	vpxor	%ymm9, %ymm11, %ymm1
+	vpxor	%ymm10, %ymm13, %ymm2
+	vpxor	%ymm12, %ymm15, %ymm3
+	vpxor	%ymm2, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm1
+	vpxor	%ymm10, %ymm15, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm6
+	vpxor	%ymm1, %ymm8, %ymm7
+	vpxor	%ymm0, %ymm1, %ymm10
+	vpxor	%ymm4, %ymm0, %ymm11
+	vpxor	%ymm0, %ymm8, %ymm0
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
+	vpxor	%ymm0, %ymm9, %ymm13
+	vpand	%ymm13, %ymm0, %ymm14
+	vmovdqu	%ymm13, 4224(%rdi)
+	vpxor	%ymm11, %ymm8, %ymm13
+	vmovdqu	%ymm7, 4256(%rdi)
+	vpand	%ymm12, %ymm8, %ymm7
+	vmovdqu	%ymm8, 4288(%rdi)
+	vpand	%ymm10, %ymm5, %ymm8
+	vmovdqu	%ymm12, 4320(%rdi)
+	vpand	%ymm11, %ymm3, %ymm12
+	vmovdqu	%ymm11, 4352(%rdi)
+	vpxor	%ymm2, %ymm3, %ymm11
+	vmovdqu	%ymm3, 4384(%rdi)
+	vpand	%ymm11, %ymm6, %ymm3
+	vpxor	%ymm3, %ymm12, %ymm3
+	vpxor	%ymm8, %ymm12, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm12
+	vpxor	%ymm8, %ymm9, %ymm8
+	vpxor	%ymm9, %ymm15, %ymm9
+	vpxor	%ymm0, %ymm15, %ymm15
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpand	%ymm4, %ymm9, %ymm11
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm11
+	vmovdqu	%ymm5, 4448(%rdi)
+	vpand	%ymm13, %ymm15, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm6, %ymm9, %ymm8
+	vmovdqu	%ymm6, 4480(%rdi)
+	vpand	%ymm8, %ymm1, %ymm6
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm6, %ymm12
+	vpxor	%ymm12, %ymm7, %ymm7
+	vpxor	%ymm6, %ymm3, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	4320(%rdi), %ymm8, %ymm6
+	vpand	4256(%rdi), %ymm6, %ymm11
+	vpxor	%ymm2, %ymm11, %ymm2
+	vpand	%ymm3, %ymm2, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm11
+	vpxor	%ymm2, %ymm7, %ymm12
+	vpxor	%ymm3, %ymm5, %ymm14
+	vmovdqu	%ymm10, 4512(%rdi)
+	vpand	%ymm14, %ymm12, %ymm10
+	vpxor	%ymm11, %ymm10, %ymm11
+	vpxor	%ymm12, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm2, %ymm11
+	vmovdqu	%ymm0, 4544(%rdi)
+	vpand	%ymm11, %ymm7, %ymm0
+	vpand	%ymm5, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm14, %ymm7
+	vpand	%ymm7, %ymm2, %ymm2
+	vpand	%ymm11, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm7, %ymm10
+	vpand	%ymm7, %ymm3, %ymm3
+	vpand	%ymm10, %ymm14, %ymm7
+	vpand	%ymm10, %ymm12, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpand	%ymm0, %ymm13, %ymm10
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpand	%ymm0, %ymm15, %ymm7
+	vpand	4224(%rdi), %ymm2, %ymm11
+	vpand	%ymm3, %ymm6, %ymm6
+	vpand	4256(%rdi), %ymm3, %ymm12
+	vpand	4320(%rdi), %ymm5, %ymm13
+	vpand	4288(%rdi), %ymm5, %ymm14
+	vpxor	%ymm2, %ymm0, %ymm15
+	vpand	%ymm15, %ymm4, %ymm4
+	vpand	%ymm15, %ymm9, %ymm9
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4352(%rdi), %ymm0, %ymm15
+	vpand	%ymm5, %ymm1, %ymm1
+	vpand	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpand	4544(%rdi), %ymm2, %ymm2
+	vpand	4448(%rdi), %ymm3, %ymm8
+	vpxor	%ymm15, %ymm4, %ymm15
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm6, %ymm4
+	vpand	4512(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm1, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm7, %ymm7
+	vpxor	%ymm9, %ymm11, %ymm9
+	vpxor	%ymm14, %ymm10, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpand	4384(%rdi), %ymm0, %ymm0
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpxor	%ymm7, %ymm5, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpand	4416(%rdi), %ymm3, %ymm8
+	vpand	4480(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm3
+	vpxor	%ymm15, %ymm0, %ymm0
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpxor	%ymm15, %ymm8, %ymm7
+	vpxor	%ymm14, %ymm3, %ymm15
+	vpxor	%ymm9, %ymm15, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm3
+	vpxor	%ymm3, %ymm8, %ymm8
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm5, %ymm4
+	vpxor	%ymm3, %ymm12, %ymm5
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm13, %ymm4
+	vpxor	%ymm14, %ymm1, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm6, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm15
+	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm4, %ymm4
+	vpxor	%ymm11, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm1, %ymm1
+	vpxor	%ymm13, %ymm0, %ymm0
+	vpxor	%ymm14, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpxor	%ymm9, %ymm8, %ymm8
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm6, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm13, %ymm13
+	vpxor	%ymm0, %ymm14, %ymm14
+	vpxor	%ymm2, %ymm15, %ymm15
+	vpxor	%ymm3, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm3, %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm11, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	896(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm15, %ymm15
+	vpxor	896(%rdi), %ymm7, %ymm7
+	vpxor	928(%rdi), %ymm8, %ymm8
 	vpxor	960(%rdi), %ymm10, %ymm10
 	vpxor	992(%rdi), %ymm11, %ymm11
 	vpxor	1024(%rdi), %ymm12, %ymm12
@@ -9964,174 +10253,181 @@ aesgen_bitsliced256_face_none_xor_stream:
 	movq	$11, %r11
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round_3:
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%rbx), %ymm7, %ymm6
-	vpshufb	(%rbx), %ymm3, %ymm9
-	vpshufb	(%rbx), %ymm2, %ymm10
-	vpshufb	(%rbx), %ymm0, %ymm11
-	vpshufb	(%rbx), %ymm1, %ymm12
-	vpshufb	(%rbx), %ymm4, %ymm13
-	vpshufb	(%rbx), %ymm5, %ymm14
-	vpshufb	(%rbx), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
+	vpxor	%ymm8, %ymm11, %ymm1
+	vpxor	%ymm10, %ymm13, %ymm2
+	vpxor	%ymm12, %ymm15, %ymm3
+	vpxor	%ymm2, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm1
+	vpxor	%ymm10, %ymm15, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm6
+	vpxor	%ymm1, %ymm7, %ymm9
+	vpxor	%ymm0, %ymm1, %ymm10
+	vpxor	%ymm4, %ymm0, %ymm11
+	vpxor	%ymm0, %ymm7, %ymm0
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%rbx), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm8, %ymm13
+	vpand	%ymm13, %ymm0, %ymm14
+	vmovdqu	%ymm13, 4224(%rdi)
+	vpxor	%ymm11, %ymm7, %ymm13
+	vmovdqu	%ymm9, 4256(%rdi)
+	vpand	%ymm12, %ymm7, %ymm9
+	vmovdqu	%ymm7, 4288(%rdi)
+	vpand	%ymm10, %ymm5, %ymm7
+	vmovdqu	%ymm12, 4320(%rdi)
+	vpand	%ymm11, %ymm3, %ymm12
+	vmovdqu	%ymm11, 4352(%rdi)
+	vpxor	%ymm2, %ymm3, %ymm11
+	vmovdqu	%ymm3, 4384(%rdi)
+	vpand	%ymm11, %ymm6, %ymm3
+	vpxor	%ymm3, %ymm12, %ymm3
+	vpxor	%ymm7, %ymm12, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm12
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpxor	%ymm8, %ymm15, %ymm8
+	vpxor	%ymm0, %ymm15, %ymm15
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpand	%ymm4, %ymm8, %ymm11
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm11
+	vmovdqu	%ymm5, 4448(%rdi)
+	vpand	%ymm13, %ymm15, %ymm5
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm6, %ymm8, %ymm7
+	vmovdqu	%ymm6, 4480(%rdi)
+	vpand	%ymm7, %ymm1, %ymm6
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm6, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vpxor	%ymm6, %ymm3, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	4320(%rdi), %ymm7, %ymm6
+	vpand	4256(%rdi), %ymm6, %ymm11
+	vpxor	%ymm2, %ymm11, %ymm2
+	vpand	%ymm3, %ymm2, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm11
+	vpxor	%ymm2, %ymm9, %ymm12
+	vpxor	%ymm3, %ymm5, %ymm14
+	vmovdqu	%ymm10, 4512(%rdi)
+	vpand	%ymm14, %ymm12, %ymm10
+	vpxor	%ymm11, %ymm10, %ymm11
+	vpxor	%ymm12, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm2, %ymm11
+	vmovdqu	%ymm0, 4544(%rdi)
+	vpand	%ymm11, %ymm9, %ymm0
+	vpand	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm10, %ymm9, %ymm9
+	vpxor	%ymm9, %ymm14, %ymm9
+	vpand	%ymm9, %ymm2, %ymm2
+	vpand	%ymm11, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm9, %ymm10
+	vpand	%ymm9, %ymm3, %ymm3
+	vpand	%ymm10, %ymm14, %ymm9
+	vpand	%ymm10, %ymm12, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpand	%ymm0, %ymm13, %ymm10
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpand	%ymm0, %ymm15, %ymm9
+	vpand	4224(%rdi), %ymm2, %ymm11
+	vpand	%ymm3, %ymm6, %ymm6
+	vpand	4256(%rdi), %ymm3, %ymm12
+	vpand	4320(%rdi), %ymm5, %ymm13
+	vpand	4288(%rdi), %ymm5, %ymm14
+	vpxor	%ymm2, %ymm0, %ymm15
+	vpand	%ymm15, %ymm4, %ymm4
+	vpand	%ymm15, %ymm8, %ymm8
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4352(%rdi), %ymm0, %ymm15
+	vpand	%ymm5, %ymm1, %ymm1
+	vpand	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpand	4544(%rdi), %ymm2, %ymm2
+	vpand	4448(%rdi), %ymm3, %ymm7
+	vpxor	%ymm15, %ymm4, %ymm15
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm6, %ymm4
+	vpand	4512(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm1, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm9, %ymm9
+	vpxor	%ymm8, %ymm11, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpand	4384(%rdi), %ymm0, %ymm0
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm9, %ymm5, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpand	4416(%rdi), %ymm3, %ymm9
+	vpand	4480(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm3
+	vpxor	%ymm15, %ymm0, %ymm0
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpxor	%ymm15, %ymm9, %ymm7
+	vpxor	%ymm14, %ymm3, %ymm15
+	vpxor	%ymm8, %ymm15, %ymm8
+	vpxor	%ymm3, %ymm2, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%rbx), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%rbx), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm4
+	vpxor	%ymm3, %ymm12, %ymm5
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm13, %ymm4
+	vpxor	%ymm14, %ymm1, %ymm6
+	vpshufb	(%rbx), %ymm8, %ymm7
+	vpshufb	(%rbx), %ymm5, %ymm9
+	vpshufb	(%rbx), %ymm4, %ymm10
+	vpshufb	(%rbx), %ymm6, %ymm11
+	vpshufb	(%rbx), %ymm1, %ymm12
+	vpshufb	(%rbx), %ymm0, %ymm13
+	vpshufb	(%rbx), %ymm2, %ymm14
+	vpshufb	(%rbx), %ymm3, %ymm15
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm4, %ymm4
+	vpxor	%ymm11, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm1, %ymm1
+	vpxor	%ymm13, %ymm0, %ymm0
+	vpxor	%ymm14, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm10
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm6, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm13, %ymm13
+	vpxor	%ymm0, %ymm14, %ymm14
+	vpxor	%ymm2, %ymm15, %ymm15
+	vpxor	%ymm3, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm3, %ymm12, %ymm12
+	vpshufb	32(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm7, %ymm7
+	vpshufb	32(%rbx), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpshufb	32(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm10, %ymm10
+	vpshufb	32(%rbx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm11, %ymm11
 	vpshufb	32(%rbx), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%rbx), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r10), %ymm6, %ymm6
+	vpshufb	32(%rbx), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpshufb	32(%rbx), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm14, %ymm14
+	vpshufb	32(%rbx), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm15, %ymm15
+	vpxor	(%r10), %ymm7, %ymm7
 	vpxor	32(%r10), %ymm9, %ymm9
 	vpxor	64(%r10), %ymm10, %ymm10
 	vpxor	96(%r10), %ymm11, %ymm11
@@ -10139,235 +10435,243 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	160(%r10), %ymm13, %ymm13
 	vpxor	192(%r10), %ymm14, %ymm14
 	vpxor	224(%r10), %ymm15, %ymm15
+	vmovdqa	%ymm9, %ymm8
 	addq	$256, %r10
 	addq	$64, %rbx
 	decq	%r11
 	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round_3
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
+	vpxor	%ymm8, %ymm11, %ymm1
+	vpxor	%ymm10, %ymm13, %ymm2
+	vpxor	%ymm12, %ymm15, %ymm3
+	vpxor	%ymm2, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm1
+	vpxor	%ymm10, %ymm15, %ymm5
+	vpxor	%ymm10, %ymm12, %ymm6
+	vpxor	%ymm1, %ymm7, %ymm9
+	vpxor	%ymm0, %ymm1, %ymm10
+	vpxor	%ymm4, %ymm0, %ymm11
+	vpxor	%ymm0, %ymm7, %ymm0
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm8, %ymm13
+	vpand	%ymm13, %ymm0, %ymm14
+	vmovdqu	%ymm13, 4224(%rdi)
+	vpxor	%ymm11, %ymm7, %ymm13
+	vmovdqu	%ymm9, 4256(%rdi)
+	vpand	%ymm12, %ymm7, %ymm9
+	vmovdqu	%ymm7, 4288(%rdi)
+	vpand	%ymm10, %ymm5, %ymm7
+	vmovdqu	%ymm12, 4320(%rdi)
+	vpand	%ymm11, %ymm3, %ymm12
+	vmovdqu	%ymm11, 4352(%rdi)
+	vpxor	%ymm2, %ymm3, %ymm11
+	vmovdqu	%ymm3, 4384(%rdi)
+	vpand	%ymm11, %ymm6, %ymm3
+	vpxor	%ymm3, %ymm12, %ymm3
+	vpxor	%ymm7, %ymm12, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm12
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpxor	%ymm8, %ymm15, %ymm8
+	vpxor	%ymm0, %ymm15, %ymm15
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpand	%ymm4, %ymm8, %ymm11
+	vpxor	%ymm4, %ymm11, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm11
+	vmovdqu	%ymm5, 4448(%rdi)
+	vpand	%ymm13, %ymm15, %ymm5
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm5
+	vpxor	%ymm6, %ymm8, %ymm7
+	vmovdqu	%ymm6, 4480(%rdi)
+	vpand	%ymm7, %ymm1, %ymm6
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm6, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vpxor	%ymm6, %ymm3, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	4320(%rdi), %ymm7, %ymm6
+	vpand	4256(%rdi), %ymm6, %ymm11
 	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
+	vpand	%ymm3, %ymm2, %ymm11
+	vpxor	%ymm11, %ymm3, %ymm11
+	vpxor	%ymm2, %ymm9, %ymm12
+	vpxor	%ymm3, %ymm5, %ymm14
+	vmovdqu	%ymm10, 4512(%rdi)
+	vpand	%ymm14, %ymm12, %ymm10
+	vpxor	%ymm11, %ymm10, %ymm11
+	vpxor	%ymm12, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm2, %ymm11
+	vmovdqu	%ymm0, 4544(%rdi)
+	vpand	%ymm11, %ymm9, %ymm0
+	vpand	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm10, %ymm9, %ymm9
+	vpxor	%ymm9, %ymm14, %ymm9
+	vpand	%ymm9, %ymm2, %ymm2
+	vpand	%ymm11, %ymm5, %ymm5
+	vpxor	%ymm11, %ymm9, %ymm10
+	vpand	%ymm9, %ymm3, %ymm3
+	vpand	%ymm10, %ymm14, %ymm9
+	vpand	%ymm10, %ymm12, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpand	%ymm0, %ymm13, %ymm10
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpand	%ymm0, %ymm15, %ymm9
+	vpand	4224(%rdi), %ymm2, %ymm11
+	vpand	%ymm3, %ymm6, %ymm6
+	vpand	4256(%rdi), %ymm3, %ymm12
+	vpand	4320(%rdi), %ymm5, %ymm13
+	vpand	4288(%rdi), %ymm5, %ymm14
+	vpxor	%ymm2, %ymm0, %ymm15
+	vpand	%ymm15, %ymm4, %ymm4
+	vpand	%ymm15, %ymm8, %ymm8
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm3, %ymm5, %ymm5
+	vpand	4352(%rdi), %ymm0, %ymm15
+	vpand	%ymm5, %ymm1, %ymm1
+	vpand	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpand	4544(%rdi), %ymm2, %ymm2
+	vpand	4448(%rdi), %ymm3, %ymm7
+	vpxor	%ymm15, %ymm4, %ymm15
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm6, %ymm4
+	vpand	4512(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm1, %ymm14, %ymm14
+	vpxor	%ymm14, %ymm9, %ymm9
+	vpxor	%ymm8, %ymm11, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpand	4384(%rdi), %ymm0, %ymm0
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm9, %ymm5, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpand	4416(%rdi), %ymm3, %ymm9
+	vpand	4480(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm3
+	vpxor	%ymm15, %ymm0, %ymm0
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpxor	%ymm15, %ymm9, %ymm7
+	vpxor	%ymm14, %ymm3, %ymm15
+	vpxor	%ymm8, %ymm15, %ymm8
 	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	3968(%rdi), %ymm7, %ymm7
-	vpxor	4000(%rdi), %ymm3, %ymm3
-	vpxor	4032(%rdi), %ymm2, %ymm2
-	vpxor	4064(%rdi), %ymm0, %ymm0
+	vpxor	%ymm3, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	%ymm9, %ymm5, %ymm4
+	vpxor	%ymm3, %ymm12, %ymm5
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm5
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm13, %ymm4
+	vpxor	%ymm14, %ymm1, %ymm6
+	vpxor	3968(%rdi), %ymm8, %ymm8
+	vpxor	4000(%rdi), %ymm5, %ymm5
+	vpxor	4032(%rdi), %ymm4, %ymm4
+	vpxor	4064(%rdi), %ymm6, %ymm6
 	vpxor	4096(%rdi), %ymm1, %ymm1
-	vpxor	4128(%rdi), %ymm4, %ymm4
-	vpxor	4160(%rdi), %ymm5, %ymm5
-	vpxor	4192(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
+	vpxor	4128(%rdi), %ymm0, %ymm0
+	vpxor	4160(%rdi), %ymm2, %ymm2
+	vpxor	4192(%rdi), %ymm3, %ymm3
+	vpsrlq	$1, %ymm8, %ymm7
+	vpxor	%ymm5, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpsrlq	$1, %ymm4, %ymm7
 	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsrlq	$1, %ymm1, %ymm7
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpsrlq	$1, %ymm2, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpsllq	$1, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpsrlq	$2, %ymm8, %ymm7
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpsrlq	$2, %ymm5, %ymm7
 	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpsrlq	$2, %ymm1, %ymm7
+	vpxor	%ymm2, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpsrlq	$2, %ymm0, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpsllq	$2, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpsrlq	$4, %ymm8, %ymm7
+	vpxor	%ymm1, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm1, %ymm1
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpsrlq	$4, %ymm5, %ymm7
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpsrlq	$4, %ymm4, %ymm7
+	vpxor	%ymm2, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsrlq	$4, %ymm6, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpsllq	$4, %ymm7, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
 	testq	$15, %r9
 	jne	.Laesgen_bitsliced256_face_none_xor_stream_partial256
 	cmpq	$256, %rcx
 	jb	.Laesgen_bitsliced256_face_none_xor_stream_partial256
-	vpxor	(%rdx), %ymm7, %ymm7
-	vmovdqu	%ymm7, (%rsi)
-	vpxor	32(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, 96(%rsi)
+	vpxor	(%rdx), %ymm8, %ymm8
+	vmovdqu	%ymm8, (%rsi)
+	vpxor	32(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 32(%rsi)
+	vpxor	64(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rsi)
+	vpxor	96(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 96(%rsi)
 	vpxor	128(%rdx), %ymm1, %ymm1
 	vmovdqu	%ymm1, 128(%rsi)
-	vpxor	160(%rdx), %ymm4, %ymm4
-	vmovdqu	%ymm4, 160(%rsi)
-	vpxor	192(%rdx), %ymm5, %ymm5
-	vmovdqu	%ymm5, 192(%rsi)
-	vpxor	224(%rdx), %ymm8, %ymm8
-	vmovdqu	%ymm8, 224(%rsi)
+	vpxor	160(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, 160(%rsi)
+	vpxor	192(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 192(%rsi)
+	vpxor	224(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 224(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -10375,14 +10679,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top256
 .Laesgen_bitsliced256_face_none_xor_stream_partial256:
-	vmovdqu	%ymm7, 5248(%rdi)
-	vmovdqu	%ymm3, 5280(%rdi)
-	vmovdqu	%ymm2, 5312(%rdi)
-	vmovdqu	%ymm0, 5344(%rdi)
+	vmovdqu	%ymm8, 5248(%rdi)
+	vmovdqu	%ymm5, 5280(%rdi)
+	vmovdqu	%ymm4, 5312(%rdi)
+	vmovdqu	%ymm6, 5344(%rdi)
 	vmovdqu	%ymm1, 5376(%rdi)
-	vmovdqu	%ymm4, 5408(%rdi)
-	vmovdqu	%ymm5, 5440(%rdi)
-	vmovdqu	%ymm8, 5472(%rdi)
+	vmovdqu	%ymm0, 5408(%rdi)
+	vmovdqu	%ymm2, 5440(%rdi)
+	vmovdqu	%ymm3, 5472(%rdi)
 	jmp	.Laesgen_bitsliced256_face_none_xor_stream_consume256
 .Laesgen_bitsliced256_face_none_xor_stream_consume256:
 	movq	%r9, %rbx

@@ -768,7 +768,7 @@ def calibrate(cpu, processes, quick, write_path, name, force) -> None:
               help="--cost measured: processes per choice; a candidate's cost is the median "
                    "over them of its time over the current value's in the same process.")
 def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) -> None:
-    """Choose a preset's interleaves, GHASH multiply and zmm GCM batch by search.
+    """Choose a preset's interleaves, round keys, S-boxes, GHASH multiply and zmm GCM batch.
 
     \b
     Each choice's candidates are compiled in memory as `generate` would build them with
@@ -777,7 +777,9 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) ->
     AES-128 steady-state loop. The cheapest wins; on equal figures (2 decimals) the preset's
     value stays. A candidate whose loop the model cannot fully read has no cost. The search
     runs one choice at a time, in a fixed order: the interleave of each ladder method (on its
-    CTR kernel), gcm.multiply (the fastest GCM method), gcm.zmm_batch (GCM on zmm).
+    CTR kernel), the round keys of each EVEX ladder method, the doubling of each GFNI
+    method, the S-box netlist of each bit-sliced method (bp113 or tower), gcm.multiply
+    (the fastest GCM method), gcm.zmm_batch (GCM on zmm).
     Generation reads only the preset file; --write records the choices there, with the
     figures in a `# aesgen tune (...)` comment above each. With --cost measured (the
     default for --cpu native) the candidates run on this machine instead, several

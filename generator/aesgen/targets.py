@@ -5,6 +5,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .kernels.spec import SBOX_NETLISTS, SLICED_METHODS
 from .paths import TARGETS
 from .uarch import load_uarch
 
@@ -32,6 +33,8 @@ class MethodChoice:
     round_keys: str = "loaded"
     # GFNI: how MixColumns doubles, "mulb" (GF2P8MULB by 2) or "affine" (GF2P8AFFINEQB)
     doubling: str = ""
+    # bit-sliced methods: the S-box's gate netlist (kernels/spec.py SBOX_NETLISTS)
+    sbox: str = ""
 
 
 ROUND_KEYS = ("resident", "loaded")
@@ -56,8 +59,16 @@ def _method_choice(path: Path, variant: str, c: dict) -> MethodChoice:
     if method != "gfni" and doubling:
         raise TargetError(f"{path.name}: [methods.{variant}] doubling is a GFNI choice; "
                           f"method {method} has none")
+    sliced = method in SLICED_METHODS
+    sbox = c.get("sbox", SBOX_NETLISTS[0] if sliced else "")
+    if sliced and sbox not in SBOX_NETLISTS:
+        raise TargetError(f"{path.name}: [methods.{variant}] sbox must be one of "
+                          f"{', '.join(SBOX_NETLISTS)}, not {sbox!r}")
+    if not sliced and sbox:
+        raise TargetError(f"{path.name}: [methods.{variant}] sbox is a choice of the "
+                          f"bit-sliced methods; method {method} has none")
     return MethodChoice(variant, method, c.get("width", 128), encoding, c["interleave"],
-                        round_keys, doubling)
+                        round_keys, doubling, sbox)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__
-from ..kernels.spec import KernelSpec
+from ..kernels.spec import SBOX_NETLISTS, SLICED_METHODS, KernelSpec
 from ..modes import encoding_for, features_for, mode
 from ..paths import TEMPLATES
 from ..targets import Preset, load_features, load_priority
@@ -98,7 +98,7 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                                             req.preset.gcm_multiply if desc.aead
                                             else "schoolbook", uarch=req.preset.uarch,
                                             round_keys=_round_keys(choice, encoding),
-                                            doubling=choice.doubling))
+                                            doubling=choice.doubling, sbox=choice.sbox))
     return specs
 
 
@@ -233,6 +233,8 @@ def _manifest_entry(ck: CompiledKernel) -> dict:
         **({"warning": timing_warning(ck)} if not ck.constant_time else {}),
         "features": list(ck.features),
         "ctx_size": ck.ctx_size, "interleave": ck.interleave,
+        **({"sbox": ck.spec.sbox or SBOX_NETLISTS[0]} if ck.spec.method in SLICED_METHODS
+           else {}),
         "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec),
         "symbols": {entry: fn.symbol for entry, fn in ck.functions.items() if fn.exported},
         "instruction_counts": ck.stats(),

@@ -51,10 +51,9 @@ from ..uarch import model_for
 from . import ctx_layout as L
 from .engines import RoundEngine, Keys
 from .slice_layout import IDENTITY, ROT1, ROT2, SWAPMOVES, inverse, layout, rotation
-from .spec import ROUNDS, KernelSpec
+from .spec import ROUNDS, SBOX_NETLISTS, KernelSpec
 from .vector_ops import XOR3, VectorOps
 
-NETLIST = "bp113"
 STRATEGY = {"sse": "two_operand", "avx": "three_operand", "evex": "ternary"}
 # init runs with 16 vector registers even in EVEX kernels
 KEY_SCHEDULE_STRATEGY = {"sse": "two_operand", "avx": "three_operand", "evex": "three_operand"}
@@ -62,10 +61,12 @@ SCRATCH_SLOTS = 32          # spill slots of the S-box lowerings (each one regis
 
 
 @lru_cache(maxsize=None)
-def sbox_lowering(strategy: str, uarch: str = "") -> tuple[Lowering, int]:
-    """The netlist without its output constant, lowered (for the two-operand form, the
-    fastest on the core of microarchitecture model ``uarch``); and that constant (0x63)."""
-    stripped, constant = strip_output_constant(load_library_netlist(NETLIST))
+def sbox_lowering(strategy: str, uarch: str = "", netlist: str = "") -> tuple[Lowering, int]:
+    """The S-box ``netlist`` (the preset's choice, "" the default: SBOX_NETLISTS) without its
+    output constant, lowered (for the two-operand form, the fastest on the core of
+    microarchitecture model ``uarch``); and that constant (0x63)."""
+    stripped, constant = strip_output_constant(
+        load_library_netlist(netlist or SBOX_NETLISTS[0]))
     core = core_from_model(model_for(uarch, "x86_64")) if strategy == "two_operand" else None
     return lower(stripped, strategy, core=core), constant
 
@@ -92,7 +93,7 @@ class BitslicedEngine(RoundEngine):
         super().__init__(spec)
         self.resident_keys = False
         self.strategy = STRATEGY[spec.encoding]
-        _, self.constant = sbox_lowering(self.strategy, spec.uarch)
+        _, self.constant = sbox_lowering(self.strategy, spec.uarch, spec.sbox)
 
     # --- context ----------------------------------------------------------------------
     def context_extra(self) -> int:
@@ -169,7 +170,7 @@ class BitslicedEngine(RoundEngine):
                 self._swapmove(b, v, regs[hi], regs[lo], n, mask)
 
     def _sbox(self, at: Area, b, v, slices: list[Reg], strategy: str) -> list[Reg]:
-        lowering, _ = sbox_lowering(strategy, self.spec.uarch)
+        lowering, _ = sbox_lowering(strategy, self.spec.uarch, self.spec.sbox)
         width = slices[0].width
         outs = emit_lowering(b, v, lowering, [slices[7 - j] for j in range(8)],
                              self._slot(at, width))

@@ -30,6 +30,10 @@ MODES = ("ctr", "gcm")
 ENCODINGS = ("sse", "avx", "evex", "neon", "neon-sha3")
 # the instruction set a method's kernels are written in (default x86_64), and its encodings
 AARCH64_METHODS = ("armv8-ce", "neon-tbl", "neon-bitsliced")
+# the methods whose S-box is a gate netlist, and the netlists they can take (the first is the
+# default)
+SLICED_METHODS = ("bitsliced", "neon-bitsliced")
+SBOX_NETLISTS = ("bp113", "tower")
 ARCH_ENCODINGS = {"x86_64": ("sse", "avx", "evex"), "aarch64": ("neon", "neon-sha3")}
 
 
@@ -61,6 +65,9 @@ class KernelSpec:
     round_keys: str = ""
     # GFNI's doubling in MixColumns: "mulb" (GF2P8MULB) or "affine" (GF2P8AFFINEQB); "" is mulb
     doubling: str = ""
+    # the bit-sliced S-box's gate netlist (netlist/library/): "bp113" (Boyar-Peralta, 113
+    # gates) or "tower" (tower-field inversion, 121); "" is bp113
+    sbox: str = ""
 
     def __post_init__(self) -> None:
         if self.hash_multiply not in ("schoolbook", "karatsuba"):
@@ -104,6 +111,11 @@ class KernelSpec:
             raise ValueError(f"doubling must be mulb or affine, not {self.doubling!r}")
         if self.doubling and self.method != "gfni":
             raise ValueError(f"doubling is a choice of the gfni method, not {self.method}")
+        if self.sbox not in ("",) + SBOX_NETLISTS:
+            raise ValueError(f"sbox must be one of {', '.join(SBOX_NETLISTS)}, not "
+                             f"{self.sbox!r}")
+        if self.sbox and self.method not in SLICED_METHODS:
+            raise ValueError(f"sbox is a choice of the bit-sliced methods, not {self.method}")
 
     @property
     def arch(self) -> str:

@@ -44,7 +44,7 @@ def bitsliced_breakdown(spec: KernelSpec) -> dict:
     """Instruction counts of one bit-sliced round's parts for ``spec``'s encoding."""
     from ..kernels.bitsliced import BitslicedEngine, sbox_lowering
     engine = BitslicedEngine(spec)
-    lowering, constant = sbox_lowering(engine.strategy, spec.uarch)
+    lowering, constant = sbox_lowering(engine.strategy, spec.uarch, spec.sbox)
 
     def count(build, copies: bool = False) -> int:
         b = KernelBuilder(load_table("x86_64"), "count")

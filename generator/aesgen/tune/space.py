@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Union
 
 from ..emit.generate import GenerateRequest, plan_kernels
-from ..kernels.spec import KEY_BITS, KernelSpec
+from ..kernels.spec import KEY_BITS, SBOX_NETLISTS, SLICED_METHODS, KernelSpec
 from ..targets import Preset, load_priority
 
 Value = Union[int, str]
@@ -26,6 +26,7 @@ INTERLEAVES = (4, 6, 8)
 MULTIPLIES = ("schoolbook", "karatsuba")
 ROUND_KEYS = ("resident", "loaded")       # EVEX ladder methods: keys in registers or not
 DOUBLINGS = ("mulb", "affine")            # GFNI: how MixColumns doubles
+SBOXES = SBOX_NETLISTS                    # bit-sliced methods: the S-box's gate netlist
 ZMM_BATCHES = tuple(range(1, 9)) + (12, 16)  # of the 1..16 [gcm] zmm_batch load_preset takes
 # [gcm] key -> the Preset field it loads into
 GCM_FIELDS = {"multiply": "gcm_multiply", "zmm_batch": "gcm_zmm_batch"}
@@ -112,6 +113,9 @@ def choices_for(preset: Preset) -> list[Choice]:
     out += [Choice(f"methods.{m.variant}.doubling", f"methods.{m.variant}", "doubling",
                    DOUBLINGS, "ctr", m.variant, "its CTR kernel")
             for m in preset.methods if m.method == "gfni"]
+    out += [Choice(f"methods.{m.variant}.sbox", f"methods.{m.variant}", "sbox", SBOXES,
+                   "ctr", m.variant, "its CTR kernel")
+            for m in preset.methods if m.method in SLICED_METHODS]
     fastest = fastest_gcm_variant(preset)
     if fastest:
         out.append(Choice("gcm.multiply", "gcm", "multiply", MULTIPLIES, "gcm", fastest,
@@ -133,10 +137,13 @@ def why_absent(preset: Preset, name: str) -> str:
                 f"choices: {known}")
     parts = name.split(".")
     if len(parts) == 3 and parts[0] == "methods" and parts[2] in ("interleave", "round_keys",
-                                                                  "doubling"):
+                                                                  "doubling", "sbox"):
         m = preset.method(parts[1])
         if m is None:
             why = f"it has no method {parts[1]!r}"
+        elif parts[2] == "sbox":
+            why = (f"{m.variant} is not a bit-sliced method ({', '.join(SLICED_METHODS)}): "
+                   f"its S-box is not a netlist")
         elif m.variant not in LADDER_VARIANTS and parts[2] != "doubling":
             why = f"only the ladder methods ({', '.join(LADDER_VARIANTS)}) are searched"
         elif parts[2] == "round_keys":
@@ -145,5 +152,5 @@ def why_absent(preset: Preset, name: str) -> str:
             why = f"{m.variant} is not a GFNI method: it has no doubling"
         return f"preset {preset.name} has no choice {name!r}: {why}; its choices: {known}"
     return (f"unknown choice {name!r}; choices are gcm.multiply, gcm.zmm_batch and "
-            f"methods.<variant>.interleave, .round_keys (evex) or .doubling (gfni); preset "
-            f"{preset.name} has: {known}")
+            f"methods.<variant>.interleave, .round_keys (evex), .doubling (gfni) or .sbox "
+            f"(bit-sliced); preset {preset.name} has: {known}")

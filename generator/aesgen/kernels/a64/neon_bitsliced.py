@@ -92,12 +92,11 @@ from ...netlist.lower import Lowering, lower
 from ...netlist.transform import strip_output_constant
 from .. import ctx_layout as L
 from ..slice_layout import ROT1, ROT2, SWAPMOVES, inverse, layout, rotation
-from ..spec import ROUNDS, KernelSpec
+from ..spec import ROUNDS, SBOX_NETLISTS, KernelSpec
 from .engines import A64Engine, expand_key_words
 from ...uarch import model_for
 from .schedule import latencies_of, scheduled
 
-NETLIST = "bp113"
 STRATEGY = {"neon": "neon", "neon-sha3": "neon_sha3"}
 ORIGIN = {"none": 0, "r1": 1, "r2": 2}
 SLICE_BYTES = 16
@@ -123,9 +122,11 @@ def constants_blob() -> tuple[bytes, dict[str, int]]:
 
 
 @lru_cache(maxsize=None)
-def sbox_lowering(strategy: str) -> tuple[Lowering, int]:
-    """bp113 without its output constant, lowered for ``strategy``; and the constant."""
-    stripped, constant = strip_output_constant(load_library_netlist(NETLIST))
+def sbox_lowering(strategy: str, netlist: str = "") -> tuple[Lowering, int]:
+    """The S-box ``netlist`` ("" the default: SBOX_NETLISTS) without its output constant,
+    lowered for ``strategy``; and the constant."""
+    stripped, constant = strip_output_constant(
+        load_library_netlist(netlist or SBOX_NETLISTS[0]))
     return lower(stripped, strategy), constant
 
 
@@ -157,7 +158,7 @@ class NeonBitslicedEngine(A64Engine):
             raise ValueError("neon-bitsliced works on batches of 8 blocks: interleave 8")
         self.strategy = STRATEGY[spec.encoding]
         self.sha3 = spec.encoding == "neon-sha3"
-        self.lowering, self.constant = sbox_lowering(self.strategy)
+        self.lowering, self.constant = sbox_lowering(self.strategy, spec.sbox)
         self.latencies = latencies_of(model_for(spec.uarch, "aarch64"))
         self.origin = ORIGIN[spec.face]
         # the S-box's peak plus the skeleton's counter step and FACE cache
