@@ -1,8 +1,9 @@
 """The preset's per-method choices that `aesgen tune` searches beside the interleave: round
 keys resident in registers or loaded every round (EVEX methods), GFNI's doubling
-(GF2P8MULB or GF2P8AFFINEQB), and the bit-sliced S-box's netlist (bp113 or tower). A preset file refuses a value that cannot be (naming it);
-each value changes the generated code the way it says; and the variant that is not the
-default still computes AES-CTR (run here, against the model)."""
+(GF2P8MULB or GF2P8AFFINEQB), and the bit-sliced S-box's netlist (bp113 or tower). A
+preset file refuses a value that cannot be (naming it); each value changes the generated
+code the way it says; and the variant that is not the default still computes AES-CTR (run
+here, against the model)."""
 from __future__ import annotations
 
 import ctypes
@@ -94,8 +95,8 @@ def test_each_value_changes_the_code_as_it_says():
 @pytest.mark.parametrize("preset, method", [("znver4", "bitsliced512"),
                                             ("x86-64-v2", "bitsliced128")])
 def test_the_sbox_netlist_is_the_one_lowered(preset, method):
-    """The S-box round is the named netlist's lowering: its instruction count differs
-    from the other netlist's by the difference of their lowerings."""
+    """The preset's netlist reaches the kernel spec, and the two netlists lower to
+    different S-box programs and so to different kernels."""
     from aesgen.kernels.bitsliced import BitslicedEngine, sbox_lowering
     texts, ops = {}, {}
     for netlist in ("bp113", "tower"):

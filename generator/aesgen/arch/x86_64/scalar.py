@@ -25,9 +25,9 @@ def load_bytes(b: KernelBuilder, at: Reg, disp: int, n: int, *, big_endian: bool
     stores, or from part of one and the cache, cannot be forwarded from the store buffer
     and waits until those stores have reached the cache. A TLS stack writes each record's
     nonce just before the call, a byte at a time (RFC 8446 5.3: the static IV XOR the
-    sequence number), and the 8-byte load of it cost 30 TSC ticks of a 64-byte AES-GCM
-    seal on the Zen 5 here (80 -> 49 ticks); a byte load lies inside any one store and
-    is always forwarded."""
+    sequence number), and the 8-byte load of it cost about 26 TSC ticks of a 64-byte
+    AES-GCM seal on the Zen 5 here (aesgen bench, vaes512-gcm-r2: 80 -> 54 ticks); a
+    byte load lies inside any one store and is always forwarded."""
     a = b.asm
     order = range(n) if not big_endian else range(n - 1, -1, -1)   # least significant first
     parts: list[tuple[Reg, int]] = []          # (value, bytes), least significant first
