@@ -87,145 +87,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$1, %eax
@@ -269,145 +276,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$2, %eax
@@ -451,145 +465,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$4, %eax
@@ -633,145 +654,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$8, %eax
@@ -815,145 +843,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$16, %eax
@@ -997,145 +1032,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$32, %eax
@@ -1179,145 +1221,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$64, %eax
@@ -1361,145 +1410,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$128, %eax
@@ -1543,145 +1599,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$27, %eax
@@ -1725,145 +1788,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$54, %eax
@@ -2389,145 +2459,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$1, %eax
@@ -2577,145 +2654,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$2, %eax
@@ -2765,145 +2849,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$4, %eax
@@ -2953,145 +3044,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$8, %eax
@@ -3141,145 +3239,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$16, %eax
@@ -3329,145 +3434,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$32, %eax
@@ -3517,145 +3629,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$64, %eax
@@ -3705,145 +3824,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$128, %eax
@@ -4467,145 +4593,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$1, %eax
@@ -4648,145 +4781,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	16(%rdi), %eax
@@ -4829,145 +4969,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$2, %eax
@@ -5010,145 +5157,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	48(%rdi), %eax
@@ -5191,145 +5345,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$4, %eax
@@ -5372,145 +5533,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	80(%rdi), %eax
@@ -5553,145 +5721,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$8, %eax
@@ -5734,145 +5909,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	112(%rdi), %eax
@@ -5915,145 +6097,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$16, %eax
@@ -6096,145 +6285,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	144(%rdi), %eax
@@ -6277,145 +6473,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$32, %eax
@@ -6458,145 +6661,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	176(%rdi), %eax
@@ -6639,145 +6849,152 @@ aesgen_bitsliced512_face_none_init:
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm0, %xmm0
 	vpsubb	%xmm0, %xmm1, %xmm0
 	vpxorq	%xmm7, %xmm8, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm7, %xmm9
-	vpxorq	%xmm4, %xmm6, %xmm10
-	vpxorq	%xmm6, %xmm0, %xmm6
-	vpxorq	%xmm3, %xmm7, %xmm11
-	vpxorq	%xmm3, %xmm0, %xmm3
-	vpxorq	%xmm0, %xmm7, %xmm12
-	vpandq	%xmm2, %xmm9, %xmm13
-	vpandq	%xmm7, %xmm11, %xmm14
-	vpxorq	%xmm10, %xmm3, %xmm15
-	vpxorq	%xmm15, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm5, %xmm8
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vmovdqu64	%xmm9, 8064(%rdi)
-	vpxorq	%xmm1, %xmm5, %xmm9
-	vmovdqu64	%xmm7, 8080(%rdi)
-	vpandq	%xmm5, %xmm15, %xmm7
-	vpxorq	%xmm7, %xmm13, %xmm13
-	vmovdqu64	%xmm15, 8096(%rdi)
-	vpxorq	%xmm2, %xmm5, %xmm15
-	vmovdqu64	%xmm5, 8112(%rdi)
-	vpxorq	%xmm6, %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vmovdqu64	%xmm8, 8128(%rdi)
-	vpxorq	%xmm1, %xmm0, %xmm8
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpandq	%xmm5, %xmm6, %xmm4
-	vmovdqu64	%xmm6, 8144(%rdi)
-	vpxorq	%xmm5, %xmm2, %xmm6
-	vmovdqu64	%xmm2, 8160(%rdi)
-	vpxorq	%xmm0, %xmm9, %xmm2
-	vmovdqu64	%xmm10, 8176(%rdi)
-	vpandq	%xmm6, %xmm12, %xmm10
-	vmovdqu64	%xmm12, 8192(%rdi)
-	vpandq	%xmm1, %xmm3, %xmm12
-	vpxorq	%xmm12, %xmm14, %xmm14
-	vpxorq	%xmm12, %xmm10, %xmm10
-	vpxorq	%xmm0, %xmm11, %xmm12
-	vmovdqu64	%xmm11, 8208(%rdi)
-	vpandq	%xmm15, %xmm12, %xmm11
-	vpxorq	%xmm7, %xmm11, %xmm7
-	vpandq	%xmm9, %xmm0, %xmm11
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm11, %xmm13, %xmm13
-	vpxorq	%xmm11, %xmm10, %xmm10
-	vpxorq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm2, %xmm13, %xmm2
-	vpxorq	%xmm5, %xmm9, %xmm10
-	vpxorq	%xmm1, %xmm3, %xmm11
-	vpandq	8176(%rdi), %xmm10, %xmm13
-	vpxorq	%xmm4, %xmm13, %xmm4
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpxorq	%xmm4, %xmm7, %xmm7
-	vpxorq	8128(%rdi), %xmm7, %xmm7
-	vpxorq	%xmm4, %xmm14, %xmm4
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpandq	%xmm4, %xmm7, %xmm11
-	vpxorq	%xmm2, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm4, %xmm13
-	vpxorq	%xmm11, %xmm8, %xmm14
-	vmovdqu64	%xmm10, 8128(%rdi)
-	vpandq	%xmm14, %xmm7, %xmm10
-	vpxorq	%xmm2, %xmm10, %xmm10
-	vpxorq	%xmm11, %xmm2, %xmm2
-	vpandq	%xmm13, %xmm2, %xmm2
-	vpandq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm8, %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpandq	8192(%rdi), %xmm10, %xmm11
-	vpandq	8160(%rdi), %xmm2, %xmm13
-	vmovdqu64	%xmm11, 8160(%rdi)
-	vpxorq	%xmm2, %xmm14, %xmm11
-	vpandq	%xmm11, %xmm8, %xmm8
-	vpxorq	%xmm4, %xmm8, %xmm4
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpandq	%xmm15, %xmm4, %xmm11
-	vpandq	%xmm12, %xmm4, %xmm12
-	vpandq	%xmm8, %xmm10, %xmm8
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpandq	8208(%rdi), %xmm7, %xmm8
-	vpandq	8080(%rdi), %xmm7, %xmm14
-	vpxorq	%xmm4, %xmm7, %xmm15
-	vpxorq	%xmm7, %xmm10, %xmm7
-	vpandq	%xmm3, %xmm7, %xmm3
-	vpandq	%xmm1, %xmm7, %xmm1
-	vpxorq	%xmm14, %xmm1, %xmm7
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpandq	%xmm9, %xmm15, %xmm6
-	vpxorq	%xmm4, %xmm2, %xmm4
-	vpxorq	%xmm2, %xmm10, %xmm9
-	vpandq	8064(%rdi), %xmm2, %xmm2
-	vpandq	8144(%rdi), %xmm9, %xmm10
-	vpandq	8096(%rdi), %xmm4, %xmm14
-	vpandq	8112(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm11, %xmm11
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm1
-	vpxorq	%xmm4, %xmm3, %xmm4
+	vpxorq	%xmm6, %xmm0, %xmm8
+	vpxorq	%xmm7, %xmm5, %xmm9
+	vpxorq	%xmm5, %xmm8, %xmm5
+	vpxorq	%xmm4, %xmm0, %xmm10
 	vpxorq	%xmm4, %xmm6, %xmm4
-	vpxorq	%xmm15, %xmm9, %xmm6
-	vpandq	%xmm5, %xmm9, %xmm5
-	vpandq	%xmm0, %xmm15, %xmm0
-	vpandq	8128(%rdi), %xmm6, %xmm9
-	vpandq	8176(%rdi), %xmm6, %xmm6
-	vpxorq	%xmm7, %xmm9, %xmm9
-	vpxorq	%xmm11, %xmm7, %xmm7
-	vpxorq	%xmm6, %xmm10, %xmm6
-	vpxorq	%xmm6, %xmm8, %xmm8
-	vpxorq	%xmm6, %xmm12, %xmm6
-	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm5, %xmm2, %xmm11
+	vpxorq	%xmm1, %xmm5, %xmm12
+	vpxorq	%xmm9, %xmm1, %xmm13
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm1, %xmm3, %xmm14
+	vpandq	%xmm14, %xmm1, %xmm15
+	vmovdqu64	%xmm14, 8064(%rdi)
+	vpxorq	%xmm13, %xmm2, %xmm14
+	vmovdqu64	%xmm11, 8080(%rdi)
+	vpandq	%xmm6, %xmm2, %xmm11
+	vmovdqu64	%xmm2, 8096(%rdi)
+	vpandq	%xmm12, %xmm10, %xmm2
+	vmovdqu64	%xmm6, 8112(%rdi)
+	vpandq	%xmm13, %xmm8, %xmm6
+	vmovdqu64	%xmm13, 8128(%rdi)
+	vpxorq	%xmm7, %xmm8, %xmm13
+	vmovdqu64	%xmm8, 8144(%rdi)
+	vpandq	%xmm13, %xmm4, %xmm8
+	vpxorq	%xmm8, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm6, %xmm2
-	vpxorq	%xmm7, %xmm11, %xmm6
-	vpxorq	%xmm1, %xmm8, %xmm7
+	vpxorq	%xmm2, %xmm10, %xmm6
+	vpxorq	%xmm2, %xmm3, %xmm2
+	vpxorq	%xmm3, %xmm0, %xmm3
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqu64	%xmm13, 8160(%rdi)
+	vpandq	%xmm9, %xmm3, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm13
+	vmovdqu64	%xmm10, 8176(%rdi)
+	vpandq	%xmm14, %xmm0, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm2, %xmm13, %xmm2
+	vpxorq	%xmm4, %xmm3, %xmm10
+	vmovdqu64	%xmm4, 8192(%rdi)
+	vpandq	%xmm10, %xmm5, %xmm4
+	vpxorq	%xmm12, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpxorq	%xmm4, %xmm8, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm4
+	vpxorq	%xmm13, %xmm8, %xmm7
+	vpxorq	%xmm7, %xmm15, %xmm7
+	vpxorq	8112(%rdi), %xmm10, %xmm8
+	vpandq	8080(%rdi), %xmm8, %xmm11
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpandq	%xmm7, %xmm4, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm11
+	vpxorq	%xmm4, %xmm6, %xmm13
+	vpxorq	%xmm7, %xmm2, %xmm15
+	vmovdqu64	%xmm12, 8208(%rdi)
+	vpandq	%xmm15, %xmm13, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm11
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm4, %xmm11
+	vmovdqu64	%xmm1, 8224(%rdi)
+	vpandq	%xmm11, %xmm6, %xmm1
+	vpandq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm15, %xmm6
+	vpandq	%xmm6, %xmm4, %xmm4
+	vpandq	%xmm11, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpandq	%xmm6, %xmm7, %xmm6
+	vpandq	%xmm11, %xmm15, %xmm7
+	vpandq	%xmm11, %xmm13, %xmm11
+	vpxorq	%xmm11, %xmm4, %xmm4
+	vpxorq	%xmm11, %xmm1, %xmm1
+	vpandq	%xmm1, %xmm14, %xmm11
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpandq	%xmm1, %xmm0, %xmm0
+	vpandq	8064(%rdi), %xmm4, %xmm7
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpandq	8080(%rdi), %xmm6, %xmm12
+	vpandq	8112(%rdi), %xmm2, %xmm13
+	vpandq	8096(%rdi), %xmm2, %xmm14
+	vpxorq	%xmm4, %xmm1, %xmm15
+	vpandq	%xmm15, %xmm9, %xmm9
+	vpandq	%xmm15, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm2, %xmm1
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpandq	8128(%rdi), %xmm1, %xmm15
+	vpandq	%xmm2, %xmm5, %xmm5
+	vpandq	%xmm2, %xmm10, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpandq	8224(%rdi), %xmm4, %xmm4
+	vpandq	8176(%rdi), %xmm6, %xmm10
+	vpxorq	%xmm15, %xmm9, %xmm15
 	vpxorq	%xmm9, %xmm5, %xmm5
-	vpxorq	%xmm4, %xmm9, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm8
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpxorq	%xmm7, %xmm3, %xmm3
-	vpxorq	%xmm5, %xmm11, %xmm9
-	vpxorq	%xmm7, %xmm4, %xmm7
-	vpxorq	8160(%rdi), %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm4, %xmm8
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm8, %xmm0
-	vpxorq	%xmm5, %xmm6, %xmm4
+	vpxorq	%xmm2, %xmm8, %xmm2
+	vpandq	8208(%rdi), %xmm6, %xmm9
+	vpxorq	%xmm9, %xmm3, %xmm9
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vpxorq	%xmm14, %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm3
+	vpxorq	%xmm14, %xmm11, %xmm14
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpandq	8144(%rdi), %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm0
+	vpandq	8160(%rdi), %xmm6, %xmm10
+	vpandq	8192(%rdi), %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm15, %xmm10, %xmm1
+	vpxorq	%xmm14, %xmm6, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm6
+	vpxorq	%xmm6, %xmm10, %xmm10
+	vpxorq	%xmm2, %xmm6, %xmm2
+	vpxorq	%xmm10, %xmm9, %xmm6
+	vpxorq	%xmm2, %xmm12, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm5
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm1, %xmm1
+	vpxorq	%xmm6, %xmm7, %xmm4
+	vpxorq	%xmm4, %xmm11, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm13, %xmm6
+	vpxorq	%xmm14, %xmm5, %xmm7
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm7, %xmm7
-	vporq	%xmm7, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm2, %xmm2
-	vporq	%xmm2, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm1, %xmm1
-	vporq	%xmm1, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm6, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m02128(%rip), %xmm4, %xmm4
+	vporq	%xmm4, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m04128(%rip), %xmm6, %xmm6
 	vporq	%xmm6, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m08128(%rip), %xmm7, %xmm7
+	vporq	%xmm7, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m10128(%rip), %xmm5, %xmm5
+	vporq	%xmm5, %xmm3, %xmm3
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m20128(%rip), %xmm0, %xmm0
 	vporq	%xmm0, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm4, %xmm4
-	vporq	%xmm4, %xmm3, %xmm3
-	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm9, %xmm9
-	vporq	%xmm9, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m40128(%rip), %xmm1, %xmm1
+	vporq	%xmm1, %xmm3, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m80128(%rip), %xmm2, %xmm2
+	vporq	%xmm2, %xmm3, %xmm3
 	vmovd	%xmm3, %eax
 	xorl	$0x63636363, %eax
 	xorl	$64, %eax
@@ -7726,550 +7943,554 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm0, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm0
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm4
-	vpxorq	%zmm6, %zmm7, %zmm6
-	vpxorq	%zmm6, %zmm1, %zmm8
-	vpxorq	%zmm8, %zmm5, %zmm9
-	vpxorq	%zmm8, %zmm0, %zmm10
-	vpxorq	%zmm8, %zmm2, %zmm11
-	vpxorq	%zmm3, %zmm5, %zmm12
+	vpxorq	%zmm5, %zmm0, %zmm8
+	vpxorq	%zmm3, %zmm6, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm10
+	vpxorq	%zmm3, %zmm5, %zmm11
+	vpxorq	%zmm3, %zmm0, %zmm3
+	vmovdqa64	%zmm4, %zmm12
+	vpternlogd	$150, %zmm9, %zmm2, %zmm12
+	vpternlogd	$150, %zmm8, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm0, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm4, %zmm15
-	vpxorq	%zmm15, %zmm7, %zmm7
-	vpternlogd	$130, %zmm14, %zmm3, %zmm4
-	vmovdqa64	%zmm1, %zmm16
-	vpternlogd	$106, %zmm4, %zmm9, %zmm16
-	vmovdqa64	%zmm0, %zmm17
-	vpternlogd	$150, %zmm7, %zmm5, %zmm17
-	vpxorq	%zmm17, %zmm1, %zmm18
-	vpxorq	%zmm17, %zmm6, %zmm19
-	vpternlogd	$150, %zmm15, %zmm3, %zmm6
-	vpxorq	%zmm17, %zmm6, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm2
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm0, %zmm23
-	vpternlogd	$40, %zmm17, %zmm5, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm2, %zmm21
-	vmovdqa64	%zmm3, %zmm2
-	vpternlogd	$150, %zmm15, %zmm1, %zmm2
-	vpxorq	%zmm3, %zmm0, %zmm25
-	vpternlogd	$120, %zmm6, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm0, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm2, %zmm26, %zmm4
-	vpternlogd	$150, %zmm24, %zmm4, %zmm7
-	vmovdqa64	%zmm7, %zmm4
-	vpternlogd	$106, %zmm22, %zmm21, %zmm4
-	vpxorq	%zmm6, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm7, %zmm16
-	vpternlogd	$228, %zmm4, %zmm24, %zmm16
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm4, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm4
-	vpternlogd	$150, %zmm4, %zmm24, %zmm7
-	vpternlogd	$96, %zmm7, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm7, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm7, %zmm16, %zmm13
-	vpxorq	%zmm7, %zmm21, %zmm4
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm3
-	vpternlogd	$106, %zmm3, %zmm23, %zmm1
-	vpternlogd	$106, %zmm3, %zmm21, %zmm2
-	vpxorq	%zmm18, %zmm1, %zmm3
-	vpxorq	%zmm1, %zmm13, %zmm1
-	vpternlogd	$106, %zmm1, %zmm4, %zmm6
-	vpxorq	%zmm23, %zmm16, %zmm1
-	vpternlogd	$40, %zmm1, %zmm5, %zmm0
-	vpxorq	%zmm1, %zmm4, %zmm5
-	vpternlogd	$106, %zmm0, %zmm5, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm7, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm5, %zmm20
-	vpternlogd	$106, %zmm20, %zmm1, %zmm17
-	vpxorq	%zmm6, %zmm20, %zmm1
-	vpternlogd	$106, %zmm1, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm2
-	vpternlogd	$150, %zmm10, %zmm17, %zmm0
-	vpternlogd	$106, %zmm0, %zmm4, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm0
-	vpternlogd	$150, %zmm3, %zmm11, %zmm1
-	vpternlogd	$150, %zmm3, %zmm11, %zmm13
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm2, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm1, %zmm8
-	vpternlogd	$150, %zmm18, %zmm0, %zmm9
-	vpternlogd	$150, %zmm19, %zmm3, %zmm10
-	vpternlogd	$150, %zmm20, %zmm2, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	896(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 960(%rdi), %zmm4, %zmm7
-	vpxorq	1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1088(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 1152(%rdi), %zmm4, %zmm10
-	vpxorq	1216(%rdi), %zmm11, %zmm11
-	vpxorq	1280(%rdi), %zmm12, %zmm12
-	vpxorq	1344(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
+	vmovdqa64	%zmm7, %zmm14
+	vpternlogd	$150, %zmm12, %zmm6, %zmm14
+	vmovdqa64	%zmm7, %zmm15
+	vpternlogd	$150, %zmm4, %zmm6, %zmm15
+	vpternlogd	$150, %zmm1, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm1, %zmm6
+	vpxorq	%zmm4, %zmm1, %zmm16
+	vpandq	%zmm14, %zmm8, %zmm17
+	vpxorq	%zmm11, %zmm13, %zmm18
+	vmovdqa64	%zmm11, %zmm19
+	vpternlogd	$108, %zmm10, %zmm17, %zmm19
+	vpternlogd	$120, %zmm3, %zmm15, %zmm17
+	vmovdqa64	%zmm4, %zmm20
+	vpternlogd	$106, %zmm15, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm9
+	vpternlogd	$30, %zmm12, %zmm13, %zmm19
+	vpternlogd	$210, %zmm7, %zmm2, %zmm19
+	vpternlogd	$150, %zmm17, %zmm3, %zmm20
+	vpxorq	%zmm17, %zmm2, %zmm17
+	vpternlogd	$120, %zmm5, %zmm1, %zmm20
+	vpternlogd	$120, %zmm6, %zmm0, %zmm17
+	vpternlogd	$30, %zmm12, %zmm13, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm5, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm16, %zmm9
+	vpxorq	%zmm20, %zmm9, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm9, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm9
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm9, %zmm12
+	vpternlogd	$40, %zmm9, %zmm7, %zmm2
+	vpandq	%zmm9, %zmm7, %zmm7
+	vpternlogd	$96, %zmm20, %zmm9, %zmm13
+	vpandq	%zmm20, %zmm6, %zmm6
+	vpxorq	%zmm19, %zmm9, %zmm9
+	vpternlogd	$106, %zmm13, %zmm9, %zmm15
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm20, %zmm17, %zmm22
+	vpternlogd	$106, %zmm12, %zmm22, %zmm14
+	vpandq	%zmm22, %zmm8, %zmm8
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vpternlogd	$108, %zmm22, %zmm8, %zmm11
+	vpandq	%zmm22, %zmm10, %zmm10
+	vpxorq	%zmm19, %zmm17, %zmm22
+	vpternlogd	$106, %zmm12, %zmm22, %zmm4
+	vpternlogd	$108, %zmm22, %zmm21, %zmm18
+	vpternlogd	$106, %zmm4, %zmm17, %zmm1
+	vpternlogd	$106, %zmm1, %zmm20, %zmm0
+	vpxorq	%zmm6, %zmm1, %zmm1
+	vpternlogd	$150, %zmm1, %zmm11, %zmm13
+	vpxorq	%zmm11, %zmm7, %zmm11
+	vpxorq	%zmm18, %zmm11, %zmm12
+	vpternlogd	$106, %zmm12, %zmm19, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm4
+	vpxorq	%zmm1, %zmm4, %zmm1
+	vpternlogd	$150, %zmm15, %zmm10, %zmm11
+	vpternlogd	$150, %zmm2, %zmm11, %zmm6
+	vpternlogd	$150, %zmm11, %zmm0, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm5
+	vpxorq	%zmm0, %zmm15, %zmm0
+	vpternlogd	$106, %zmm0, %zmm9, %zmm3
+	vpternlogd	$150, %zmm3, %zmm14, %zmm8
+	vpxorq	%zmm14, %zmm10, %zmm0
+	vpternlogd	$150, %zmm4, %zmm0, %zmm7
+	vpxorq	%zmm0, %zmm12, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm6, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm7, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm15
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm1, %zmm1
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpxorq	%zmm12, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm6, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm8, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm7, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm23
+	vpternlogd	$150, %zmm16, %zmm0, %zmm2
+	vpternlogd	$150, %zmm17, %zmm13, %zmm3
+	vpternlogd	$150, %zmm18, %zmm6, %zmm9
+	vpternlogd	$150, %zmm19, %zmm5, %zmm10
+	vpternlogd	$150, %zmm20, %zmm1, %zmm11
+	vpternlogd	$150, %zmm21, %zmm4, %zmm12
+	vpternlogd	$150, %zmm22, %zmm8, %zmm14
+	vpternlogd	$150, %zmm23, %zmm7, %zmm15
+	vpxorq	896(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, 960(%rdi), %zmm0, %zmm3
+	vpxorq	1024(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, 1088(%rdi), %zmm0, %zmm10
+	vpternlogd	$150, 1152(%rdi), %zmm0, %zmm11
+	vpxorq	1216(%rdi), %zmm12, %zmm12
+	vpxorq	1280(%rdi), %zmm14, %zmm14
+	vpxorq	1344(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm0
+	vpxorq	%zmm9, %zmm12, %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm4
+	vpxorq	%zmm9, %zmm11, %zmm5
+	vpxorq	%zmm9, %zmm15, %zmm6
+	vmovdqa64	%zmm10, %zmm7
+	vpternlogd	$150, %zmm1, %zmm3, %zmm7
+	vpternlogd	$150, %zmm0, %zmm3, %zmm10
+	vpxorq	%zmm3, %zmm15, %zmm8
+	vmovdqa64	%zmm14, %zmm9
+	vpternlogd	$150, %zmm7, %zmm12, %zmm9
+	vmovdqa64	%zmm14, %zmm13
+	vpternlogd	$150, %zmm10, %zmm12, %zmm13
+	vpternlogd	$150, %zmm2, %zmm12, %zmm14
+	vpxorq	%zmm14, %zmm15, %zmm12
+	vpxorq	%zmm14, %zmm11, %zmm11
+	vpxorq	%zmm9, %zmm2, %zmm15
+	vpxorq	%zmm10, %zmm2, %zmm16
+	vpandq	%zmm9, %zmm0, %zmm17
+	vpxorq	%zmm5, %zmm8, %zmm18
+	vmovdqa64	%zmm5, %zmm19
+	vpternlogd	$108, %zmm4, %zmm17, %zmm19
+	vpternlogd	$120, %zmm6, %zmm13, %zmm17
+	vmovdqa64	%zmm10, %zmm20
+	vpternlogd	$106, %zmm13, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm1
+	vpternlogd	$30, %zmm7, %zmm8, %zmm19
+	vpternlogd	$210, %zmm14, %zmm3, %zmm19
+	vpternlogd	$150, %zmm17, %zmm6, %zmm20
+	vpxorq	%zmm17, %zmm3, %zmm17
+	vpternlogd	$120, %zmm11, %zmm2, %zmm20
+	vpternlogd	$120, %zmm15, %zmm12, %zmm17
+	vpternlogd	$30, %zmm7, %zmm8, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm11, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm16, %zmm1
+	vpxorq	%zmm20, %zmm1, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm1, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm1
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm1, %zmm7
+	vpternlogd	$40, %zmm1, %zmm14, %zmm3
+	vpandq	%zmm1, %zmm14, %zmm14
+	vpternlogd	$96, %zmm20, %zmm1, %zmm8
+	vpandq	%zmm20, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm1, %zmm1
+	vpternlogd	$106, %zmm8, %zmm1, %zmm13
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm20, %zmm17, %zmm22
+	vpternlogd	$106, %zmm7, %zmm22, %zmm9
+	vpandq	%zmm22, %zmm0, %zmm0
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vpternlogd	$108, %zmm22, %zmm0, %zmm5
+	vpandq	%zmm22, %zmm4, %zmm4
+	vpxorq	%zmm19, %zmm17, %zmm22
+	vpternlogd	$106, %zmm7, %zmm22, %zmm10
+	vpternlogd	$108, %zmm22, %zmm21, %zmm18
+	vpternlogd	$106, %zmm10, %zmm17, %zmm2
+	vpternlogd	$106, %zmm2, %zmm20, %zmm12
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vpternlogd	$150, %zmm2, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm14, %zmm5
+	vpxorq	%zmm18, %zmm5, %zmm7
+	vpternlogd	$106, %zmm7, %zmm19, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm2
+	vpternlogd	$150, %zmm13, %zmm4, %zmm5
+	vpternlogd	$150, %zmm3, %zmm5, %zmm15
+	vpternlogd	$150, %zmm5, %zmm12, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm11
+	vpxorq	%zmm12, %zmm13, %zmm3
+	vpternlogd	$106, %zmm3, %zmm1, %zmm6
+	vpternlogd	$150, %zmm6, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm4, %zmm1
+	vpternlogd	$150, %zmm10, %zmm1, %zmm14
+	vpxorq	%zmm1, %zmm7, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm8, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm15, %zmm4
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm10, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm13
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm15, %zmm15
 	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	1408(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 1472(%rdi), %zmm3, %zmm6
-	vpxorq	1536(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1600(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 1664(%rdi), %zmm3, %zmm10
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1792(%rdi), %zmm13, %zmm13
-	vpxorq	1856(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpxorq	%zmm12, %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm10, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm14, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm23
+	vpternlogd	$150, %zmm16, %zmm1, %zmm3
+	vpternlogd	$150, %zmm17, %zmm8, %zmm4
+	vpternlogd	$150, %zmm18, %zmm15, %zmm5
+	vpternlogd	$150, %zmm19, %zmm11, %zmm6
+	vpternlogd	$150, %zmm20, %zmm2, %zmm7
+	vpternlogd	$150, %zmm21, %zmm10, %zmm9
+	vpternlogd	$150, %zmm22, %zmm0, %zmm12
+	vpternlogd	$150, %zmm23, %zmm14, %zmm13
+	vpxorq	1408(%rdi), %zmm3, %zmm3
+	vpternlogd	$150, 1472(%rdi), %zmm1, %zmm4
+	vpxorq	1536(%rdi), %zmm5, %zmm5
+	vpternlogd	$150, 1600(%rdi), %zmm1, %zmm6
+	vpternlogd	$150, 1664(%rdi), %zmm1, %zmm7
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	1792(%rdi), %zmm12, %zmm12
+	vpxorq	1856(%rdi), %zmm13, %zmm13
 	leaq	1920(%rdi), %r10
 	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
+	vmovdqa64	%zmm3, %zmm0
+	vmovdqa64	%zmm4, %zmm1
+	vmovdqa64	%zmm5, %zmm2
 	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%rbx), %zmm15, %zmm5
+	vmovdqa64	%zmm7, %zmm4
+	vmovdqa64	%zmm9, %zmm5
+	vmovdqa64	%zmm12, %zmm6
+	vmovdqa64	%zmm13, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm8
+	vpxorq	%zmm2, %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm10
+	vpxorq	%zmm2, %zmm4, %zmm11
+	vpxorq	%zmm2, %zmm7, %zmm2
+	vmovdqa64	%zmm3, %zmm12
+	vpternlogd	$150, %zmm9, %zmm1, %zmm12
+	vpternlogd	$150, %zmm8, %zmm1, %zmm3
+	vpxorq	%zmm1, %zmm7, %zmm13
+	vmovdqa64	%zmm6, %zmm14
+	vpternlogd	$150, %zmm12, %zmm5, %zmm14
+	vmovdqa64	%zmm6, %zmm15
+	vpternlogd	$150, %zmm3, %zmm5, %zmm15
+	vpternlogd	$150, %zmm0, %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm5
+	vpxorq	%zmm6, %zmm4, %zmm16
+	vpxorq	%zmm14, %zmm0, %zmm4
+	vpxorq	%zmm3, %zmm0, %zmm7
+	vpandq	%zmm14, %zmm8, %zmm17
+	vpxorq	%zmm11, %zmm13, %zmm18
+	vmovdqa64	%zmm11, %zmm19
+	vpternlogd	$108, %zmm10, %zmm17, %zmm19
+	vpternlogd	$120, %zmm2, %zmm15, %zmm17
+	vmovdqa64	%zmm3, %zmm20
+	vpternlogd	$106, %zmm15, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm9
+	vpternlogd	$30, %zmm12, %zmm13, %zmm19
+	vpternlogd	$210, %zmm6, %zmm1, %zmm19
+	vpternlogd	$150, %zmm17, %zmm2, %zmm20
+	vpxorq	%zmm17, %zmm1, %zmm17
+	vpternlogd	$120, %zmm16, %zmm0, %zmm20
+	vpternlogd	$120, %zmm4, %zmm5, %zmm17
+	vpternlogd	$30, %zmm12, %zmm13, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm16, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm7, %zmm9
+	vpxorq	%zmm20, %zmm9, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm9, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm9
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm9, %zmm12
+	vpternlogd	$40, %zmm9, %zmm6, %zmm1
+	vpandq	%zmm9, %zmm6, %zmm22
+	vpternlogd	$96, %zmm20, %zmm9, %zmm13
+	vpandq	%zmm20, %zmm4, %zmm23
+	vpxorq	%zmm19, %zmm9, %zmm4
+	vpternlogd	$106, %zmm13, %zmm4, %zmm15
+	vpxorq	%zmm1, %zmm13, %zmm24
+	vpxorq	%zmm20, %zmm17, %zmm6
+	vpternlogd	$106, %zmm12, %zmm6, %zmm14
+	vpandq	%zmm6, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpternlogd	$108, %zmm6, %zmm8, %zmm11
+	vpandq	%zmm6, %zmm10, %zmm6
+	vpxorq	%zmm19, %zmm17, %zmm9
+	vpternlogd	$106, %zmm12, %zmm9, %zmm3
+	vpternlogd	$108, %zmm9, %zmm21, %zmm18
+	vpternlogd	$106, %zmm3, %zmm17, %zmm0
+	vpternlogd	$106, %zmm0, %zmm20, %zmm5
+	vpxorq	%zmm23, %zmm0, %zmm0
+	vpternlogd	$150, %zmm0, %zmm11, %zmm24
+	vpxorq	%zmm11, %zmm22, %zmm9
+	vpxorq	%zmm18, %zmm9, %zmm10
+	vpternlogd	$106, %zmm10, %zmm19, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm0
+	vpternlogd	$150, %zmm15, %zmm6, %zmm9
+	vpternlogd	$150, %zmm1, %zmm9, %zmm23
+	vpternlogd	$150, %zmm9, %zmm5, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm16
+	vpxorq	%zmm5, %zmm15, %zmm1
+	vpternlogd	$106, %zmm1, %zmm4, %zmm2
+	vpternlogd	$150, %zmm2, %zmm14, %zmm8
+	vpxorq	%zmm14, %zmm6, %zmm1
+	vpternlogd	$150, %zmm11, %zmm1, %zmm22
+	vpxorq	%zmm1, %zmm10, %zmm1
+	vpshufb	(%rbx), %zmm24, %zmm3
+	vpshufb	(%rbx), %zmm23, %zmm4
+	vpshufb	(%rbx), %zmm16, %zmm5
 	vpshufb	(%rbx), %zmm0, %zmm6
-	vpshufb	(%rbx), %zmm3, %zmm8
-	vpshufb	(%rbx), %zmm2, %zmm9
-	vpshufb	(%rbx), %zmm1, %zmm10
-	vpshufb	(%rbx), %zmm25, %zmm12
-	vpshufb	(%rbx), %zmm7, %zmm13
-	vpshufb	(%rbx), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
+	vpshufb	(%rbx), %zmm11, %zmm7
+	vpshufb	(%rbx), %zmm8, %zmm9
+	vpshufb	(%rbx), %zmm22, %zmm12
+	vpshufb	(%rbx), %zmm1, %zmm13
+	vpxorq	%zmm3, %zmm24, %zmm24
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vpxorq	%zmm5, %zmm16, %zmm16
 	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%rbx), %zmm15, %zmm11
-	vpshufb	64(%rbx), %zmm0, %zmm16
-	vpshufb	64(%rbx), %zmm3, %zmm17
-	vpshufb	64(%rbx), %zmm2, %zmm18
-	vpshufb	64(%rbx), %zmm1, %zmm19
-	vpshufb	64(%rbx), %zmm25, %zmm20
-	vpshufb	64(%rbx), %zmm7, %zmm21
-	vpshufb	64(%rbx), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r10), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r10), %zmm4, %zmm6
-	vpxorq	128(%r10), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r10), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r10), %zmm4, %zmm10
-	vpxorq	320(%r10), %zmm12, %zmm12
-	vpxorq	384(%r10), %zmm13, %zmm13
-	vpxorq	448(%r10), %zmm14, %zmm14
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vpxorq	%zmm13, %zmm1, %zmm1
+	vpshufb	64(%rbx), %zmm24, %zmm2
+	vpshufb	64(%rbx), %zmm23, %zmm10
+	vpshufb	64(%rbx), %zmm16, %zmm14
+	vpshufb	64(%rbx), %zmm0, %zmm15
+	vpshufb	64(%rbx), %zmm11, %zmm17
+	vpshufb	64(%rbx), %zmm8, %zmm18
+	vpshufb	64(%rbx), %zmm22, %zmm19
+	vpshufb	64(%rbx), %zmm1, %zmm20
+	vpternlogd	$150, %zmm2, %zmm1, %zmm3
+	vpternlogd	$150, %zmm10, %zmm24, %zmm4
+	vpternlogd	$150, %zmm14, %zmm23, %zmm5
+	vpternlogd	$150, %zmm15, %zmm16, %zmm6
+	vpternlogd	$150, %zmm17, %zmm0, %zmm7
+	vpternlogd	$150, %zmm18, %zmm11, %zmm9
+	vpternlogd	$150, %zmm19, %zmm8, %zmm12
+	vpternlogd	$150, %zmm20, %zmm22, %zmm13
+	vpxorq	(%r10), %zmm3, %zmm3
+	vpternlogd	$150, 64(%r10), %zmm1, %zmm4
+	vpxorq	128(%r10), %zmm5, %zmm5
+	vpternlogd	$150, 192(%r10), %zmm1, %zmm6
+	vpternlogd	$150, 256(%r10), %zmm1, %zmm7
+	vpxorq	320(%r10), %zmm9, %zmm9
+	vpxorq	384(%r10), %zmm12, %zmm12
+	vpxorq	448(%r10), %zmm13, %zmm13
 	addq	$512, %r10
 	addq	$128, %rbx
 	decq	%r11
 	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
+	vpxorq	%zmm7, %zmm13, %zmm0
+	vpxorq	%zmm5, %zmm9, %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm2
+	vpxorq	%zmm5, %zmm7, %zmm8
+	vpxorq	%zmm5, %zmm13, %zmm5
+	vmovdqa64	%zmm6, %zmm10
+	vpternlogd	$150, %zmm1, %zmm4, %zmm10
+	vpternlogd	$150, %zmm0, %zmm4, %zmm6
+	vpxorq	%zmm4, %zmm13, %zmm11
+	vmovdqa64	%zmm12, %zmm14
+	vpternlogd	$150, %zmm10, %zmm9, %zmm14
+	vmovdqa64	%zmm12, %zmm15
+	vpternlogd	$150, %zmm6, %zmm9, %zmm15
+	vpternlogd	$150, %zmm3, %zmm9, %zmm12
+	vpxorq	%zmm12, %zmm13, %zmm9
+	vpxorq	%zmm12, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm3, %zmm13
+	vpxorq	%zmm6, %zmm3, %zmm16
+	vpandq	%zmm14, %zmm0, %zmm17
+	vpxorq	%zmm8, %zmm11, %zmm18
+	vmovdqa64	%zmm8, %zmm19
+	vpternlogd	$108, %zmm2, %zmm17, %zmm19
+	vpternlogd	$120, %zmm5, %zmm15, %zmm17
+	vmovdqa64	%zmm6, %zmm20
+	vpternlogd	$106, %zmm15, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm1
+	vpternlogd	$30, %zmm10, %zmm11, %zmm19
+	vpternlogd	$210, %zmm12, %zmm4, %zmm19
+	vpternlogd	$150, %zmm17, %zmm5, %zmm20
+	vpxorq	%zmm17, %zmm4, %zmm17
+	vpternlogd	$120, %zmm7, %zmm3, %zmm20
+	vpternlogd	$120, %zmm13, %zmm9, %zmm17
+	vpternlogd	$30, %zmm10, %zmm11, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm7, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm16, %zmm1
+	vpxorq	%zmm20, %zmm1, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm1, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm1
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm1, %zmm10
+	vpternlogd	$40, %zmm1, %zmm12, %zmm4
+	vpandq	%zmm1, %zmm12, %zmm12
+	vpternlogd	$96, %zmm20, %zmm1, %zmm11
+	vpandq	%zmm20, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm1, %zmm1
+	vpternlogd	$106, %zmm11, %zmm1, %zmm15
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpxorq	%zmm20, %zmm17, %zmm22
+	vpternlogd	$106, %zmm10, %zmm22, %zmm14
+	vpandq	%zmm22, %zmm0, %zmm0
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vpternlogd	$108, %zmm22, %zmm0, %zmm8
+	vpandq	%zmm22, %zmm2, %zmm2
+	vpxorq	%zmm19, %zmm17, %zmm22
+	vpternlogd	$106, %zmm10, %zmm22, %zmm6
+	vpternlogd	$108, %zmm22, %zmm21, %zmm18
+	vpternlogd	$106, %zmm6, %zmm17, %zmm3
+	vpternlogd	$106, %zmm3, %zmm20, %zmm9
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm3, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm12, %zmm8
+	vpxorq	%zmm18, %zmm8, %zmm10
+	vpternlogd	$106, %zmm10, %zmm19, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm3
+	vpternlogd	$150, %zmm15, %zmm2, %zmm8
+	vpternlogd	$150, %zmm4, %zmm8, %zmm13
+	vpternlogd	$150, %zmm8, %zmm9, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm7
+	vpxorq	%zmm9, %zmm15, %zmm4
+	vpternlogd	$106, %zmm4, %zmm1, %zmm5
+	vpternlogd	$150, %zmm5, %zmm14, %zmm0
+	vpxorq	%zmm14, %zmm2, %zmm1
+	vpternlogd	$150, %zmm6, %zmm1, %zmm12
+	vpxorq	%zmm1, %zmm10, %zmm1
 	vpxorq	5504(%rdi), %zmm11, %zmm11
-	vpxorq	5568(%rdi), %zmm0, %zmm0
-	vpxorq	5632(%rdi), %zmm1, %zmm1
-	vpxorq	5696(%rdi), %zmm2, %zmm2
+	vpxorq	5568(%rdi), %zmm13, %zmm13
+	vpxorq	5632(%rdi), %zmm7, %zmm7
+	vpxorq	5696(%rdi), %zmm3, %zmm3
 	vpxorq	5760(%rdi), %zmm6, %zmm6
-	vpxorq	5824(%rdi), %zmm25, %zmm25
-	vpxorq	5888(%rdi), %zmm4, %zmm4
-	vpxorq	5952(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	vpxorq	5824(%rdi), %zmm0, %zmm0
+	vpxorq	5888(%rdi), %zmm12, %zmm12
+	vpxorq	5952(%rdi), %zmm1, %zmm1
+	vpsrlq	$1, %zmm11, %zmm2
+	vpsllq	$1, %zmm13, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm13
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm11
+	vpsrlq	$1, %zmm7, %zmm2
+	vpsllq	$1, %zmm3, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm7
+	vpsrlq	$1, %zmm6, %zmm2
+	vpsllq	$1, %zmm0, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm6
+	vpsrlq	$1, %zmm12, %zmm2
+	vpsllq	$1, %zmm1, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm12
+	vpsrlq	$2, %zmm11, %zmm2
+	vpsllq	$2, %zmm7, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm11
+	vpsrlq	$2, %zmm13, %zmm2
+	vpsllq	$2, %zmm3, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm13
+	vpsrlq	$2, %zmm6, %zmm2
+	vpsllq	$2, %zmm12, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm6
+	vpsrlq	$2, %zmm0, %zmm2
+	vpsllq	$2, %zmm1, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm0
+	vpsrlq	$4, %zmm11, %zmm2
+	vpsllq	$4, %zmm6, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm11
+	vpsrlq	$4, %zmm13, %zmm2
+	vpsllq	$4, %zmm0, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm13
+	vpsrlq	$4, %zmm7, %zmm2
+	vpsllq	$4, %zmm12, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm7
+	vpsrlq	$4, %zmm3, %zmm2
+	vpsllq	$4, %zmm1, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm3
 	testq	$31, %r9
 	jne	.Laesgen_bitsliced512_face_none_xor_stream_partial128
 	cmpq	$512, %rcx
 	jb	.Laesgen_bitsliced512_face_none_xor_stream_partial128
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm0, %zmm0
-	vmovdqu64	%zmm0, 64(%rsi)
-	vpxorq	128(%rdx), %zmm1, %zmm1
-	vmovdqu64	%zmm1, 128(%rsi)
-	vpxorq	192(%rdx), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 192(%rsi)
+	vpxorq	64(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rsi)
+	vpxorq	128(%rdx), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 128(%rsi)
+	vpxorq	192(%rdx), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 192(%rsi)
 	vpxorq	256(%rdx), %zmm6, %zmm6
 	vmovdqu64	%zmm6, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 384(%rsi)
-	vpxorq	448(%rdx), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 448(%rsi)
+	vpxorq	320(%rdx), %zmm0, %zmm0
+	vmovdqu64	%zmm0, 320(%rsi)
+	vpxorq	384(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 384(%rsi)
+	vpxorq	448(%rdx), %zmm1, %zmm1
+	vmovdqu64	%zmm1, 448(%rsi)
 	addq	$32, %rax
 	adcq	$0, %r8
 	addq	$512, %rdx
@@ -8278,13 +8499,13 @@ aesgen_bitsliced512_face_none_xor_stream:
 	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top128
 .Laesgen_bitsliced512_face_none_xor_stream_partial128:
 	vmovdqu64	%zmm11, 10112(%rdi)
-	vmovdqu64	%zmm0, 10176(%rdi)
-	vmovdqu64	%zmm1, 10240(%rdi)
-	vmovdqu64	%zmm2, 10304(%rdi)
+	vmovdqu64	%zmm13, 10176(%rdi)
+	vmovdqu64	%zmm7, 10240(%rdi)
+	vmovdqu64	%zmm3, 10304(%rdi)
 	vmovdqu64	%zmm6, 10368(%rdi)
-	vmovdqu64	%zmm25, 10432(%rdi)
-	vmovdqu64	%zmm4, 10496(%rdi)
-	vmovdqu64	%zmm3, 10560(%rdi)
+	vmovdqu64	%zmm0, 10432(%rdi)
+	vmovdqu64	%zmm12, 10496(%rdi)
+	vmovdqu64	%zmm1, 10560(%rdi)
 	jmp	.Laesgen_bitsliced512_face_none_xor_stream_consume128
 .Laesgen_bitsliced512_face_none_xor_stream_consume128:
 	movq	%r9, %rbx
@@ -8409,550 +8630,554 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm0, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm0
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm4
-	vpxorq	%zmm6, %zmm7, %zmm6
-	vpxorq	%zmm6, %zmm1, %zmm8
-	vpxorq	%zmm8, %zmm5, %zmm9
-	vpxorq	%zmm8, %zmm0, %zmm10
-	vpxorq	%zmm8, %zmm2, %zmm11
-	vpxorq	%zmm3, %zmm5, %zmm12
+	vpxorq	%zmm5, %zmm0, %zmm8
+	vpxorq	%zmm3, %zmm6, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm10
+	vpxorq	%zmm3, %zmm5, %zmm11
+	vpxorq	%zmm3, %zmm0, %zmm3
+	vmovdqa64	%zmm4, %zmm12
+	vpternlogd	$150, %zmm9, %zmm2, %zmm12
+	vpternlogd	$150, %zmm8, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm0, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm4, %zmm15
-	vpxorq	%zmm15, %zmm7, %zmm7
-	vpternlogd	$130, %zmm14, %zmm3, %zmm4
-	vmovdqa64	%zmm1, %zmm16
-	vpternlogd	$106, %zmm4, %zmm9, %zmm16
-	vmovdqa64	%zmm0, %zmm17
-	vpternlogd	$150, %zmm7, %zmm5, %zmm17
-	vpxorq	%zmm17, %zmm1, %zmm18
-	vpxorq	%zmm17, %zmm6, %zmm19
-	vpternlogd	$150, %zmm15, %zmm3, %zmm6
-	vpxorq	%zmm17, %zmm6, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm2
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm0, %zmm23
-	vpternlogd	$40, %zmm17, %zmm5, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm2, %zmm21
-	vmovdqa64	%zmm3, %zmm2
-	vpternlogd	$150, %zmm15, %zmm1, %zmm2
-	vpxorq	%zmm3, %zmm0, %zmm25
-	vpternlogd	$120, %zmm6, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm0, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm2, %zmm26, %zmm4
-	vpternlogd	$150, %zmm24, %zmm4, %zmm7
-	vmovdqa64	%zmm7, %zmm4
-	vpternlogd	$106, %zmm22, %zmm21, %zmm4
-	vpxorq	%zmm6, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm7, %zmm16
-	vpternlogd	$228, %zmm4, %zmm24, %zmm16
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm4, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm4
-	vpternlogd	$150, %zmm4, %zmm24, %zmm7
-	vpternlogd	$96, %zmm7, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm7, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm7, %zmm16, %zmm13
-	vpxorq	%zmm7, %zmm21, %zmm4
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm3
-	vpternlogd	$106, %zmm3, %zmm23, %zmm1
-	vpternlogd	$106, %zmm3, %zmm21, %zmm2
-	vpxorq	%zmm18, %zmm1, %zmm3
-	vpxorq	%zmm1, %zmm13, %zmm1
-	vpternlogd	$106, %zmm1, %zmm4, %zmm6
-	vpxorq	%zmm23, %zmm16, %zmm1
-	vpternlogd	$40, %zmm1, %zmm5, %zmm0
-	vpxorq	%zmm1, %zmm4, %zmm5
-	vpternlogd	$106, %zmm0, %zmm5, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm7, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm5, %zmm20
-	vpternlogd	$106, %zmm20, %zmm1, %zmm17
-	vpxorq	%zmm6, %zmm20, %zmm1
-	vpternlogd	$106, %zmm1, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm2
-	vpternlogd	$150, %zmm10, %zmm17, %zmm0
-	vpternlogd	$106, %zmm0, %zmm4, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm0
-	vpternlogd	$150, %zmm3, %zmm11, %zmm1
-	vpternlogd	$150, %zmm3, %zmm11, %zmm13
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm2, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm1, %zmm8
-	vpternlogd	$150, %zmm18, %zmm0, %zmm9
-	vpternlogd	$150, %zmm19, %zmm3, %zmm10
-	vpternlogd	$150, %zmm20, %zmm2, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	896(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 960(%rdi), %zmm4, %zmm7
-	vpxorq	1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1088(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 1152(%rdi), %zmm4, %zmm10
-	vpxorq	1216(%rdi), %zmm11, %zmm11
-	vpxorq	1280(%rdi), %zmm12, %zmm12
-	vpxorq	1344(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
+	vmovdqa64	%zmm7, %zmm14
+	vpternlogd	$150, %zmm12, %zmm6, %zmm14
+	vmovdqa64	%zmm7, %zmm15
+	vpternlogd	$150, %zmm4, %zmm6, %zmm15
+	vpternlogd	$150, %zmm1, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm1, %zmm6
+	vpxorq	%zmm4, %zmm1, %zmm16
+	vpandq	%zmm14, %zmm8, %zmm17
+	vpxorq	%zmm11, %zmm13, %zmm18
+	vmovdqa64	%zmm11, %zmm19
+	vpternlogd	$108, %zmm10, %zmm17, %zmm19
+	vpternlogd	$120, %zmm3, %zmm15, %zmm17
+	vmovdqa64	%zmm4, %zmm20
+	vpternlogd	$106, %zmm15, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm9
+	vpternlogd	$30, %zmm12, %zmm13, %zmm19
+	vpternlogd	$210, %zmm7, %zmm2, %zmm19
+	vpternlogd	$150, %zmm17, %zmm3, %zmm20
+	vpxorq	%zmm17, %zmm2, %zmm17
+	vpternlogd	$120, %zmm5, %zmm1, %zmm20
+	vpternlogd	$120, %zmm6, %zmm0, %zmm17
+	vpternlogd	$30, %zmm12, %zmm13, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm5, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm16, %zmm9
+	vpxorq	%zmm20, %zmm9, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm9, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm9
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm9, %zmm12
+	vpternlogd	$40, %zmm9, %zmm7, %zmm2
+	vpandq	%zmm9, %zmm7, %zmm7
+	vpternlogd	$96, %zmm20, %zmm9, %zmm13
+	vpandq	%zmm20, %zmm6, %zmm6
+	vpxorq	%zmm19, %zmm9, %zmm9
+	vpternlogd	$106, %zmm13, %zmm9, %zmm15
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm20, %zmm17, %zmm22
+	vpternlogd	$106, %zmm12, %zmm22, %zmm14
+	vpandq	%zmm22, %zmm8, %zmm8
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vpternlogd	$108, %zmm22, %zmm8, %zmm11
+	vpandq	%zmm22, %zmm10, %zmm10
+	vpxorq	%zmm19, %zmm17, %zmm22
+	vpternlogd	$106, %zmm12, %zmm22, %zmm4
+	vpternlogd	$108, %zmm22, %zmm21, %zmm18
+	vpternlogd	$106, %zmm4, %zmm17, %zmm1
+	vpternlogd	$106, %zmm1, %zmm20, %zmm0
+	vpxorq	%zmm6, %zmm1, %zmm1
+	vpternlogd	$150, %zmm1, %zmm11, %zmm13
+	vpxorq	%zmm11, %zmm7, %zmm11
+	vpxorq	%zmm18, %zmm11, %zmm12
+	vpternlogd	$106, %zmm12, %zmm19, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm4
+	vpxorq	%zmm1, %zmm4, %zmm1
+	vpternlogd	$150, %zmm15, %zmm10, %zmm11
+	vpternlogd	$150, %zmm2, %zmm11, %zmm6
+	vpternlogd	$150, %zmm11, %zmm0, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm5
+	vpxorq	%zmm0, %zmm15, %zmm0
+	vpternlogd	$106, %zmm0, %zmm9, %zmm3
+	vpternlogd	$150, %zmm3, %zmm14, %zmm8
+	vpxorq	%zmm14, %zmm10, %zmm0
+	vpternlogd	$150, %zmm4, %zmm0, %zmm7
+	vpxorq	%zmm0, %zmm12, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm6, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm7, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm15
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm1, %zmm1
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpxorq	%zmm12, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm6, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm8, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm7, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm23
+	vpternlogd	$150, %zmm16, %zmm0, %zmm2
+	vpternlogd	$150, %zmm17, %zmm13, %zmm3
+	vpternlogd	$150, %zmm18, %zmm6, %zmm9
+	vpternlogd	$150, %zmm19, %zmm5, %zmm10
+	vpternlogd	$150, %zmm20, %zmm1, %zmm11
+	vpternlogd	$150, %zmm21, %zmm4, %zmm12
+	vpternlogd	$150, %zmm22, %zmm8, %zmm14
+	vpternlogd	$150, %zmm23, %zmm7, %zmm15
+	vpxorq	896(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, 960(%rdi), %zmm0, %zmm3
+	vpxorq	1024(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, 1088(%rdi), %zmm0, %zmm10
+	vpternlogd	$150, 1152(%rdi), %zmm0, %zmm11
+	vpxorq	1216(%rdi), %zmm12, %zmm12
+	vpxorq	1280(%rdi), %zmm14, %zmm14
+	vpxorq	1344(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm0
+	vpxorq	%zmm9, %zmm12, %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm4
+	vpxorq	%zmm9, %zmm11, %zmm5
+	vpxorq	%zmm9, %zmm15, %zmm6
+	vmovdqa64	%zmm10, %zmm7
+	vpternlogd	$150, %zmm1, %zmm3, %zmm7
+	vpternlogd	$150, %zmm0, %zmm3, %zmm10
+	vpxorq	%zmm3, %zmm15, %zmm8
+	vmovdqa64	%zmm14, %zmm9
+	vpternlogd	$150, %zmm7, %zmm12, %zmm9
+	vmovdqa64	%zmm14, %zmm13
+	vpternlogd	$150, %zmm10, %zmm12, %zmm13
+	vpternlogd	$150, %zmm2, %zmm12, %zmm14
+	vpxorq	%zmm14, %zmm15, %zmm12
+	vpxorq	%zmm14, %zmm11, %zmm11
+	vpxorq	%zmm9, %zmm2, %zmm15
+	vpxorq	%zmm10, %zmm2, %zmm16
+	vpandq	%zmm9, %zmm0, %zmm17
+	vpxorq	%zmm5, %zmm8, %zmm18
+	vmovdqa64	%zmm5, %zmm19
+	vpternlogd	$108, %zmm4, %zmm17, %zmm19
+	vpternlogd	$120, %zmm6, %zmm13, %zmm17
+	vmovdqa64	%zmm10, %zmm20
+	vpternlogd	$106, %zmm13, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm1
+	vpternlogd	$30, %zmm7, %zmm8, %zmm19
+	vpternlogd	$210, %zmm14, %zmm3, %zmm19
+	vpternlogd	$150, %zmm17, %zmm6, %zmm20
+	vpxorq	%zmm17, %zmm3, %zmm17
+	vpternlogd	$120, %zmm11, %zmm2, %zmm20
+	vpternlogd	$120, %zmm15, %zmm12, %zmm17
+	vpternlogd	$30, %zmm7, %zmm8, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm11, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm16, %zmm1
+	vpxorq	%zmm20, %zmm1, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm1, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm1
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm1, %zmm7
+	vpternlogd	$40, %zmm1, %zmm14, %zmm3
+	vpandq	%zmm1, %zmm14, %zmm14
+	vpternlogd	$96, %zmm20, %zmm1, %zmm8
+	vpandq	%zmm20, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm1, %zmm1
+	vpternlogd	$106, %zmm8, %zmm1, %zmm13
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm20, %zmm17, %zmm22
+	vpternlogd	$106, %zmm7, %zmm22, %zmm9
+	vpandq	%zmm22, %zmm0, %zmm0
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vpternlogd	$108, %zmm22, %zmm0, %zmm5
+	vpandq	%zmm22, %zmm4, %zmm4
+	vpxorq	%zmm19, %zmm17, %zmm22
+	vpternlogd	$106, %zmm7, %zmm22, %zmm10
+	vpternlogd	$108, %zmm22, %zmm21, %zmm18
+	vpternlogd	$106, %zmm10, %zmm17, %zmm2
+	vpternlogd	$106, %zmm2, %zmm20, %zmm12
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vpternlogd	$150, %zmm2, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm14, %zmm5
+	vpxorq	%zmm18, %zmm5, %zmm7
+	vpternlogd	$106, %zmm7, %zmm19, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm2
+	vpternlogd	$150, %zmm13, %zmm4, %zmm5
+	vpternlogd	$150, %zmm3, %zmm5, %zmm15
+	vpternlogd	$150, %zmm5, %zmm12, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm11
+	vpxorq	%zmm12, %zmm13, %zmm3
+	vpternlogd	$106, %zmm3, %zmm1, %zmm6
+	vpternlogd	$150, %zmm6, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm4, %zmm1
+	vpternlogd	$150, %zmm10, %zmm1, %zmm14
+	vpxorq	%zmm1, %zmm7, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm8, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm15, %zmm4
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm10, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm13
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm15, %zmm15
 	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	1408(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 1472(%rdi), %zmm3, %zmm6
-	vpxorq	1536(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1600(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 1664(%rdi), %zmm3, %zmm10
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1792(%rdi), %zmm13, %zmm13
-	vpxorq	1856(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpxorq	%zmm12, %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm10, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm14, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm23
+	vpternlogd	$150, %zmm16, %zmm1, %zmm3
+	vpternlogd	$150, %zmm17, %zmm8, %zmm4
+	vpternlogd	$150, %zmm18, %zmm15, %zmm5
+	vpternlogd	$150, %zmm19, %zmm11, %zmm6
+	vpternlogd	$150, %zmm20, %zmm2, %zmm7
+	vpternlogd	$150, %zmm21, %zmm10, %zmm9
+	vpternlogd	$150, %zmm22, %zmm0, %zmm12
+	vpternlogd	$150, %zmm23, %zmm14, %zmm13
+	vpxorq	1408(%rdi), %zmm3, %zmm3
+	vpternlogd	$150, 1472(%rdi), %zmm1, %zmm4
+	vpxorq	1536(%rdi), %zmm5, %zmm5
+	vpternlogd	$150, 1600(%rdi), %zmm1, %zmm6
+	vpternlogd	$150, 1664(%rdi), %zmm1, %zmm7
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	1792(%rdi), %zmm12, %zmm12
+	vpxorq	1856(%rdi), %zmm13, %zmm13
 	leaq	1920(%rdi), %r10
 	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %rbx
 	movq	$9, %r11
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round_2:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
+	vmovdqa64	%zmm3, %zmm0
+	vmovdqa64	%zmm4, %zmm1
+	vmovdqa64	%zmm5, %zmm2
 	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%rbx), %zmm15, %zmm5
+	vmovdqa64	%zmm7, %zmm4
+	vmovdqa64	%zmm9, %zmm5
+	vmovdqa64	%zmm12, %zmm6
+	vmovdqa64	%zmm13, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm8
+	vpxorq	%zmm2, %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm10
+	vpxorq	%zmm2, %zmm4, %zmm11
+	vpxorq	%zmm2, %zmm7, %zmm2
+	vmovdqa64	%zmm3, %zmm12
+	vpternlogd	$150, %zmm9, %zmm1, %zmm12
+	vpternlogd	$150, %zmm8, %zmm1, %zmm3
+	vpxorq	%zmm1, %zmm7, %zmm13
+	vmovdqa64	%zmm6, %zmm14
+	vpternlogd	$150, %zmm12, %zmm5, %zmm14
+	vmovdqa64	%zmm6, %zmm15
+	vpternlogd	$150, %zmm3, %zmm5, %zmm15
+	vpternlogd	$150, %zmm0, %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm5
+	vpxorq	%zmm6, %zmm4, %zmm16
+	vpxorq	%zmm14, %zmm0, %zmm4
+	vpxorq	%zmm3, %zmm0, %zmm7
+	vpandq	%zmm14, %zmm8, %zmm17
+	vpxorq	%zmm11, %zmm13, %zmm18
+	vmovdqa64	%zmm11, %zmm19
+	vpternlogd	$108, %zmm10, %zmm17, %zmm19
+	vpternlogd	$120, %zmm2, %zmm15, %zmm17
+	vmovdqa64	%zmm3, %zmm20
+	vpternlogd	$106, %zmm15, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm9
+	vpternlogd	$30, %zmm12, %zmm13, %zmm19
+	vpternlogd	$210, %zmm6, %zmm1, %zmm19
+	vpternlogd	$150, %zmm17, %zmm2, %zmm20
+	vpxorq	%zmm17, %zmm1, %zmm17
+	vpternlogd	$120, %zmm16, %zmm0, %zmm20
+	vpternlogd	$120, %zmm4, %zmm5, %zmm17
+	vpternlogd	$30, %zmm12, %zmm13, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm16, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm7, %zmm9
+	vpxorq	%zmm20, %zmm9, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm9, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm9
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm9, %zmm12
+	vpternlogd	$40, %zmm9, %zmm6, %zmm1
+	vpandq	%zmm9, %zmm6, %zmm22
+	vpternlogd	$96, %zmm20, %zmm9, %zmm13
+	vpandq	%zmm20, %zmm4, %zmm23
+	vpxorq	%zmm19, %zmm9, %zmm4
+	vpternlogd	$106, %zmm13, %zmm4, %zmm15
+	vpxorq	%zmm1, %zmm13, %zmm24
+	vpxorq	%zmm20, %zmm17, %zmm6
+	vpternlogd	$106, %zmm12, %zmm6, %zmm14
+	vpandq	%zmm6, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpternlogd	$108, %zmm6, %zmm8, %zmm11
+	vpandq	%zmm6, %zmm10, %zmm6
+	vpxorq	%zmm19, %zmm17, %zmm9
+	vpternlogd	$106, %zmm12, %zmm9, %zmm3
+	vpternlogd	$108, %zmm9, %zmm21, %zmm18
+	vpternlogd	$106, %zmm3, %zmm17, %zmm0
+	vpternlogd	$106, %zmm0, %zmm20, %zmm5
+	vpxorq	%zmm23, %zmm0, %zmm0
+	vpternlogd	$150, %zmm0, %zmm11, %zmm24
+	vpxorq	%zmm11, %zmm22, %zmm9
+	vpxorq	%zmm18, %zmm9, %zmm10
+	vpternlogd	$106, %zmm10, %zmm19, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm0
+	vpternlogd	$150, %zmm15, %zmm6, %zmm9
+	vpternlogd	$150, %zmm1, %zmm9, %zmm23
+	vpternlogd	$150, %zmm9, %zmm5, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm16
+	vpxorq	%zmm5, %zmm15, %zmm1
+	vpternlogd	$106, %zmm1, %zmm4, %zmm2
+	vpternlogd	$150, %zmm2, %zmm14, %zmm8
+	vpxorq	%zmm14, %zmm6, %zmm1
+	vpternlogd	$150, %zmm11, %zmm1, %zmm22
+	vpxorq	%zmm1, %zmm10, %zmm1
+	vpshufb	(%rbx), %zmm24, %zmm3
+	vpshufb	(%rbx), %zmm23, %zmm4
+	vpshufb	(%rbx), %zmm16, %zmm5
 	vpshufb	(%rbx), %zmm0, %zmm6
-	vpshufb	(%rbx), %zmm3, %zmm8
-	vpshufb	(%rbx), %zmm2, %zmm9
-	vpshufb	(%rbx), %zmm1, %zmm10
-	vpshufb	(%rbx), %zmm25, %zmm12
-	vpshufb	(%rbx), %zmm7, %zmm13
-	vpshufb	(%rbx), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
+	vpshufb	(%rbx), %zmm11, %zmm7
+	vpshufb	(%rbx), %zmm8, %zmm9
+	vpshufb	(%rbx), %zmm22, %zmm12
+	vpshufb	(%rbx), %zmm1, %zmm13
+	vpxorq	%zmm3, %zmm24, %zmm24
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vpxorq	%zmm5, %zmm16, %zmm16
 	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%rbx), %zmm15, %zmm11
-	vpshufb	64(%rbx), %zmm0, %zmm16
-	vpshufb	64(%rbx), %zmm3, %zmm17
-	vpshufb	64(%rbx), %zmm2, %zmm18
-	vpshufb	64(%rbx), %zmm1, %zmm19
-	vpshufb	64(%rbx), %zmm25, %zmm20
-	vpshufb	64(%rbx), %zmm7, %zmm21
-	vpshufb	64(%rbx), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r10), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r10), %zmm4, %zmm6
-	vpxorq	128(%r10), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r10), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r10), %zmm4, %zmm10
-	vpxorq	320(%r10), %zmm12, %zmm12
-	vpxorq	384(%r10), %zmm13, %zmm13
-	vpxorq	448(%r10), %zmm14, %zmm14
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vpxorq	%zmm13, %zmm1, %zmm1
+	vpshufb	64(%rbx), %zmm24, %zmm2
+	vpshufb	64(%rbx), %zmm23, %zmm10
+	vpshufb	64(%rbx), %zmm16, %zmm14
+	vpshufb	64(%rbx), %zmm0, %zmm15
+	vpshufb	64(%rbx), %zmm11, %zmm17
+	vpshufb	64(%rbx), %zmm8, %zmm18
+	vpshufb	64(%rbx), %zmm22, %zmm19
+	vpshufb	64(%rbx), %zmm1, %zmm20
+	vpternlogd	$150, %zmm2, %zmm1, %zmm3
+	vpternlogd	$150, %zmm10, %zmm24, %zmm4
+	vpternlogd	$150, %zmm14, %zmm23, %zmm5
+	vpternlogd	$150, %zmm15, %zmm16, %zmm6
+	vpternlogd	$150, %zmm17, %zmm0, %zmm7
+	vpternlogd	$150, %zmm18, %zmm11, %zmm9
+	vpternlogd	$150, %zmm19, %zmm8, %zmm12
+	vpternlogd	$150, %zmm20, %zmm22, %zmm13
+	vpxorq	(%r10), %zmm3, %zmm3
+	vpternlogd	$150, 64(%r10), %zmm1, %zmm4
+	vpxorq	128(%r10), %zmm5, %zmm5
+	vpternlogd	$150, 192(%r10), %zmm1, %zmm6
+	vpternlogd	$150, 256(%r10), %zmm1, %zmm7
+	vpxorq	320(%r10), %zmm9, %zmm9
+	vpxorq	384(%r10), %zmm12, %zmm12
+	vpxorq	448(%r10), %zmm13, %zmm13
 	addq	$512, %r10
 	addq	$128, %rbx
 	decq	%r11
 	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round_2
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
+	vpxorq	%zmm7, %zmm13, %zmm0
+	vpxorq	%zmm5, %zmm9, %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm2
+	vpxorq	%zmm5, %zmm7, %zmm8
+	vpxorq	%zmm5, %zmm13, %zmm5
+	vmovdqa64	%zmm6, %zmm10
+	vpternlogd	$150, %zmm1, %zmm4, %zmm10
+	vpternlogd	$150, %zmm0, %zmm4, %zmm6
+	vpxorq	%zmm4, %zmm13, %zmm11
+	vmovdqa64	%zmm12, %zmm14
+	vpternlogd	$150, %zmm10, %zmm9, %zmm14
+	vmovdqa64	%zmm12, %zmm15
+	vpternlogd	$150, %zmm6, %zmm9, %zmm15
+	vpternlogd	$150, %zmm3, %zmm9, %zmm12
+	vpxorq	%zmm12, %zmm13, %zmm9
+	vpxorq	%zmm12, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm3, %zmm13
+	vpxorq	%zmm6, %zmm3, %zmm16
+	vpandq	%zmm14, %zmm0, %zmm17
+	vpxorq	%zmm8, %zmm11, %zmm18
+	vmovdqa64	%zmm8, %zmm19
+	vpternlogd	$108, %zmm2, %zmm17, %zmm19
+	vpternlogd	$120, %zmm5, %zmm15, %zmm17
+	vmovdqa64	%zmm6, %zmm20
+	vpternlogd	$106, %zmm15, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm1
+	vpternlogd	$30, %zmm10, %zmm11, %zmm19
+	vpternlogd	$210, %zmm12, %zmm4, %zmm19
+	vpternlogd	$150, %zmm17, %zmm5, %zmm20
+	vpxorq	%zmm17, %zmm4, %zmm17
+	vpternlogd	$120, %zmm7, %zmm3, %zmm20
+	vpternlogd	$120, %zmm13, %zmm9, %zmm17
+	vpternlogd	$30, %zmm10, %zmm11, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm7, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm16, %zmm1
+	vpxorq	%zmm20, %zmm1, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm1, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm1
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm1, %zmm10
+	vpternlogd	$40, %zmm1, %zmm12, %zmm4
+	vpandq	%zmm1, %zmm12, %zmm12
+	vpternlogd	$96, %zmm20, %zmm1, %zmm11
+	vpandq	%zmm20, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm1, %zmm1
+	vpternlogd	$106, %zmm11, %zmm1, %zmm15
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpxorq	%zmm20, %zmm17, %zmm22
+	vpternlogd	$106, %zmm10, %zmm22, %zmm14
+	vpandq	%zmm22, %zmm0, %zmm0
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vpternlogd	$108, %zmm22, %zmm0, %zmm8
+	vpandq	%zmm22, %zmm2, %zmm2
+	vpxorq	%zmm19, %zmm17, %zmm22
+	vpternlogd	$106, %zmm10, %zmm22, %zmm6
+	vpternlogd	$108, %zmm22, %zmm21, %zmm18
+	vpternlogd	$106, %zmm6, %zmm17, %zmm3
+	vpternlogd	$106, %zmm3, %zmm20, %zmm9
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm3, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm12, %zmm8
+	vpxorq	%zmm18, %zmm8, %zmm10
+	vpternlogd	$106, %zmm10, %zmm19, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm3
+	vpternlogd	$150, %zmm15, %zmm2, %zmm8
+	vpternlogd	$150, %zmm4, %zmm8, %zmm13
+	vpternlogd	$150, %zmm8, %zmm9, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm7
+	vpxorq	%zmm9, %zmm15, %zmm4
+	vpternlogd	$106, %zmm4, %zmm1, %zmm5
+	vpternlogd	$150, %zmm5, %zmm14, %zmm0
+	vpxorq	%zmm14, %zmm2, %zmm1
+	vpternlogd	$150, %zmm6, %zmm1, %zmm12
+	vpxorq	%zmm1, %zmm10, %zmm1
 	vpxorq	6528(%rdi), %zmm11, %zmm11
-	vpxorq	6592(%rdi), %zmm0, %zmm0
-	vpxorq	6656(%rdi), %zmm1, %zmm1
-	vpxorq	6720(%rdi), %zmm2, %zmm2
+	vpxorq	6592(%rdi), %zmm13, %zmm13
+	vpxorq	6656(%rdi), %zmm7, %zmm7
+	vpxorq	6720(%rdi), %zmm3, %zmm3
 	vpxorq	6784(%rdi), %zmm6, %zmm6
-	vpxorq	6848(%rdi), %zmm25, %zmm25
-	vpxorq	6912(%rdi), %zmm4, %zmm4
-	vpxorq	6976(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	vpxorq	6848(%rdi), %zmm0, %zmm0
+	vpxorq	6912(%rdi), %zmm12, %zmm12
+	vpxorq	6976(%rdi), %zmm1, %zmm1
+	vpsrlq	$1, %zmm11, %zmm2
+	vpsllq	$1, %zmm13, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm13
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm11
+	vpsrlq	$1, %zmm7, %zmm2
+	vpsllq	$1, %zmm3, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm7
+	vpsrlq	$1, %zmm6, %zmm2
+	vpsllq	$1, %zmm0, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm6
+	vpsrlq	$1, %zmm12, %zmm2
+	vpsllq	$1, %zmm1, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm12
+	vpsrlq	$2, %zmm11, %zmm2
+	vpsllq	$2, %zmm7, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm11
+	vpsrlq	$2, %zmm13, %zmm2
+	vpsllq	$2, %zmm3, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm13
+	vpsrlq	$2, %zmm6, %zmm2
+	vpsllq	$2, %zmm12, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm6
+	vpsrlq	$2, %zmm0, %zmm2
+	vpsllq	$2, %zmm1, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm0
+	vpsrlq	$4, %zmm11, %zmm2
+	vpsllq	$4, %zmm6, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm11
+	vpsrlq	$4, %zmm13, %zmm2
+	vpsllq	$4, %zmm0, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm13
+	vpsrlq	$4, %zmm7, %zmm2
+	vpsllq	$4, %zmm12, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm7
+	vpsrlq	$4, %zmm3, %zmm2
+	vpsllq	$4, %zmm1, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm3
 	testq	$31, %r9
 	jne	.Laesgen_bitsliced512_face_none_xor_stream_partial192
 	cmpq	$512, %rcx
 	jb	.Laesgen_bitsliced512_face_none_xor_stream_partial192
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm0, %zmm0
-	vmovdqu64	%zmm0, 64(%rsi)
-	vpxorq	128(%rdx), %zmm1, %zmm1
-	vmovdqu64	%zmm1, 128(%rsi)
-	vpxorq	192(%rdx), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 192(%rsi)
+	vpxorq	64(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rsi)
+	vpxorq	128(%rdx), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 128(%rsi)
+	vpxorq	192(%rdx), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 192(%rsi)
 	vpxorq	256(%rdx), %zmm6, %zmm6
 	vmovdqu64	%zmm6, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 384(%rsi)
-	vpxorq	448(%rdx), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 448(%rsi)
+	vpxorq	320(%rdx), %zmm0, %zmm0
+	vmovdqu64	%zmm0, 320(%rsi)
+	vpxorq	384(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 384(%rsi)
+	vpxorq	448(%rdx), %zmm1, %zmm1
+	vmovdqu64	%zmm1, 448(%rsi)
 	addq	$32, %rax
 	adcq	$0, %r8
 	addq	$512, %rdx
@@ -8961,13 +9186,13 @@ aesgen_bitsliced512_face_none_xor_stream:
 	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top192
 .Laesgen_bitsliced512_face_none_xor_stream_partial192:
 	vmovdqu64	%zmm11, 10112(%rdi)
-	vmovdqu64	%zmm0, 10176(%rdi)
-	vmovdqu64	%zmm1, 10240(%rdi)
-	vmovdqu64	%zmm2, 10304(%rdi)
+	vmovdqu64	%zmm13, 10176(%rdi)
+	vmovdqu64	%zmm7, 10240(%rdi)
+	vmovdqu64	%zmm3, 10304(%rdi)
 	vmovdqu64	%zmm6, 10368(%rdi)
-	vmovdqu64	%zmm25, 10432(%rdi)
-	vmovdqu64	%zmm4, 10496(%rdi)
-	vmovdqu64	%zmm3, 10560(%rdi)
+	vmovdqu64	%zmm0, 10432(%rdi)
+	vmovdqu64	%zmm12, 10496(%rdi)
+	vmovdqu64	%zmm1, 10560(%rdi)
 	jmp	.Laesgen_bitsliced512_face_none_xor_stream_consume192
 .Laesgen_bitsliced512_face_none_xor_stream_consume192:
 	movq	%r9, %rbx
@@ -9100,550 +9325,554 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm0, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm0
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm4
-	vpxorq	%zmm6, %zmm7, %zmm6
-	vpxorq	%zmm6, %zmm1, %zmm8
-	vpxorq	%zmm8, %zmm5, %zmm9
-	vpxorq	%zmm8, %zmm0, %zmm10
-	vpxorq	%zmm8, %zmm2, %zmm11
-	vpxorq	%zmm3, %zmm5, %zmm12
+	vpxorq	%zmm5, %zmm0, %zmm8
+	vpxorq	%zmm3, %zmm6, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm10
+	vpxorq	%zmm3, %zmm5, %zmm11
+	vpxorq	%zmm3, %zmm0, %zmm3
+	vmovdqa64	%zmm4, %zmm12
+	vpternlogd	$150, %zmm9, %zmm2, %zmm12
+	vpternlogd	$150, %zmm8, %zmm2, %zmm4
 	vpxorq	%zmm2, %zmm0, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm4, %zmm15
-	vpxorq	%zmm15, %zmm7, %zmm7
-	vpternlogd	$130, %zmm14, %zmm3, %zmm4
-	vmovdqa64	%zmm1, %zmm16
-	vpternlogd	$106, %zmm4, %zmm9, %zmm16
-	vmovdqa64	%zmm0, %zmm17
-	vpternlogd	$150, %zmm7, %zmm5, %zmm17
-	vpxorq	%zmm17, %zmm1, %zmm18
-	vpxorq	%zmm17, %zmm6, %zmm19
-	vpternlogd	$150, %zmm15, %zmm3, %zmm6
-	vpxorq	%zmm17, %zmm6, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm2
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm0, %zmm23
-	vpternlogd	$40, %zmm17, %zmm5, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm2, %zmm21
-	vmovdqa64	%zmm3, %zmm2
-	vpternlogd	$150, %zmm15, %zmm1, %zmm2
-	vpxorq	%zmm3, %zmm0, %zmm25
-	vpternlogd	$120, %zmm6, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm0, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm2, %zmm26, %zmm4
-	vpternlogd	$150, %zmm24, %zmm4, %zmm7
-	vmovdqa64	%zmm7, %zmm4
-	vpternlogd	$106, %zmm22, %zmm21, %zmm4
-	vpxorq	%zmm6, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm7, %zmm16
-	vpternlogd	$228, %zmm4, %zmm24, %zmm16
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm4, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm4
-	vpternlogd	$150, %zmm4, %zmm24, %zmm7
-	vpternlogd	$96, %zmm7, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm7, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm7, %zmm16, %zmm13
-	vpxorq	%zmm7, %zmm21, %zmm4
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm3
-	vpternlogd	$106, %zmm3, %zmm23, %zmm1
-	vpternlogd	$106, %zmm3, %zmm21, %zmm2
-	vpxorq	%zmm18, %zmm1, %zmm3
-	vpxorq	%zmm1, %zmm13, %zmm1
-	vpternlogd	$106, %zmm1, %zmm4, %zmm6
-	vpxorq	%zmm23, %zmm16, %zmm1
-	vpternlogd	$40, %zmm1, %zmm5, %zmm0
-	vpxorq	%zmm1, %zmm4, %zmm5
-	vpternlogd	$106, %zmm0, %zmm5, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm7, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm5, %zmm20
-	vpternlogd	$106, %zmm20, %zmm1, %zmm17
-	vpxorq	%zmm6, %zmm20, %zmm1
-	vpternlogd	$106, %zmm1, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm2
-	vpternlogd	$150, %zmm10, %zmm17, %zmm0
-	vpternlogd	$106, %zmm0, %zmm4, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm0
-	vpternlogd	$150, %zmm3, %zmm11, %zmm1
-	vpternlogd	$150, %zmm3, %zmm11, %zmm13
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm2, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm1, %zmm8
-	vpternlogd	$150, %zmm18, %zmm0, %zmm9
-	vpternlogd	$150, %zmm19, %zmm3, %zmm10
-	vpternlogd	$150, %zmm20, %zmm2, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	896(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 960(%rdi), %zmm4, %zmm7
-	vpxorq	1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1088(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 1152(%rdi), %zmm4, %zmm10
-	vpxorq	1216(%rdi), %zmm11, %zmm11
-	vpxorq	1280(%rdi), %zmm12, %zmm12
-	vpxorq	1344(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
+	vmovdqa64	%zmm7, %zmm14
+	vpternlogd	$150, %zmm12, %zmm6, %zmm14
+	vmovdqa64	%zmm7, %zmm15
+	vpternlogd	$150, %zmm4, %zmm6, %zmm15
+	vpternlogd	$150, %zmm1, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm1, %zmm6
+	vpxorq	%zmm4, %zmm1, %zmm16
+	vpandq	%zmm14, %zmm8, %zmm17
+	vpxorq	%zmm11, %zmm13, %zmm18
+	vmovdqa64	%zmm11, %zmm19
+	vpternlogd	$108, %zmm10, %zmm17, %zmm19
+	vpternlogd	$120, %zmm3, %zmm15, %zmm17
+	vmovdqa64	%zmm4, %zmm20
+	vpternlogd	$106, %zmm15, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm9
+	vpternlogd	$30, %zmm12, %zmm13, %zmm19
+	vpternlogd	$210, %zmm7, %zmm2, %zmm19
+	vpternlogd	$150, %zmm17, %zmm3, %zmm20
+	vpxorq	%zmm17, %zmm2, %zmm17
+	vpternlogd	$120, %zmm5, %zmm1, %zmm20
+	vpternlogd	$120, %zmm6, %zmm0, %zmm17
+	vpternlogd	$30, %zmm12, %zmm13, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm5, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm16, %zmm9
+	vpxorq	%zmm20, %zmm9, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm9, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm9
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm9, %zmm12
+	vpternlogd	$40, %zmm9, %zmm7, %zmm2
+	vpandq	%zmm9, %zmm7, %zmm7
+	vpternlogd	$96, %zmm20, %zmm9, %zmm13
+	vpandq	%zmm20, %zmm6, %zmm6
+	vpxorq	%zmm19, %zmm9, %zmm9
+	vpternlogd	$106, %zmm13, %zmm9, %zmm15
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm20, %zmm17, %zmm22
+	vpternlogd	$106, %zmm12, %zmm22, %zmm14
+	vpandq	%zmm22, %zmm8, %zmm8
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vpternlogd	$108, %zmm22, %zmm8, %zmm11
+	vpandq	%zmm22, %zmm10, %zmm10
+	vpxorq	%zmm19, %zmm17, %zmm22
+	vpternlogd	$106, %zmm12, %zmm22, %zmm4
+	vpternlogd	$108, %zmm22, %zmm21, %zmm18
+	vpternlogd	$106, %zmm4, %zmm17, %zmm1
+	vpternlogd	$106, %zmm1, %zmm20, %zmm0
+	vpxorq	%zmm6, %zmm1, %zmm1
+	vpternlogd	$150, %zmm1, %zmm11, %zmm13
+	vpxorq	%zmm11, %zmm7, %zmm11
+	vpxorq	%zmm18, %zmm11, %zmm12
+	vpternlogd	$106, %zmm12, %zmm19, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm4
+	vpxorq	%zmm1, %zmm4, %zmm1
+	vpternlogd	$150, %zmm15, %zmm10, %zmm11
+	vpternlogd	$150, %zmm2, %zmm11, %zmm6
+	vpternlogd	$150, %zmm11, %zmm0, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm5
+	vpxorq	%zmm0, %zmm15, %zmm0
+	vpternlogd	$106, %zmm0, %zmm9, %zmm3
+	vpternlogd	$150, %zmm3, %zmm14, %zmm8
+	vpxorq	%zmm14, %zmm10, %zmm0
+	vpternlogd	$150, %zmm4, %zmm0, %zmm7
+	vpxorq	%zmm0, %zmm12, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm6, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm7, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm15
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm1, %zmm1
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpxorq	%zmm12, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm6, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm8, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm7, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm23
+	vpternlogd	$150, %zmm16, %zmm0, %zmm2
+	vpternlogd	$150, %zmm17, %zmm13, %zmm3
+	vpternlogd	$150, %zmm18, %zmm6, %zmm9
+	vpternlogd	$150, %zmm19, %zmm5, %zmm10
+	vpternlogd	$150, %zmm20, %zmm1, %zmm11
+	vpternlogd	$150, %zmm21, %zmm4, %zmm12
+	vpternlogd	$150, %zmm22, %zmm8, %zmm14
+	vpternlogd	$150, %zmm23, %zmm7, %zmm15
+	vpxorq	896(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, 960(%rdi), %zmm0, %zmm3
+	vpxorq	1024(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, 1088(%rdi), %zmm0, %zmm10
+	vpternlogd	$150, 1152(%rdi), %zmm0, %zmm11
+	vpxorq	1216(%rdi), %zmm12, %zmm12
+	vpxorq	1280(%rdi), %zmm14, %zmm14
+	vpxorq	1344(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm0
+	vpxorq	%zmm9, %zmm12, %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm4
+	vpxorq	%zmm9, %zmm11, %zmm5
+	vpxorq	%zmm9, %zmm15, %zmm6
+	vmovdqa64	%zmm10, %zmm7
+	vpternlogd	$150, %zmm1, %zmm3, %zmm7
+	vpternlogd	$150, %zmm0, %zmm3, %zmm10
+	vpxorq	%zmm3, %zmm15, %zmm8
+	vmovdqa64	%zmm14, %zmm9
+	vpternlogd	$150, %zmm7, %zmm12, %zmm9
+	vmovdqa64	%zmm14, %zmm13
+	vpternlogd	$150, %zmm10, %zmm12, %zmm13
+	vpternlogd	$150, %zmm2, %zmm12, %zmm14
+	vpxorq	%zmm14, %zmm15, %zmm12
+	vpxorq	%zmm14, %zmm11, %zmm11
+	vpxorq	%zmm9, %zmm2, %zmm15
+	vpxorq	%zmm10, %zmm2, %zmm16
+	vpandq	%zmm9, %zmm0, %zmm17
+	vpxorq	%zmm5, %zmm8, %zmm18
+	vmovdqa64	%zmm5, %zmm19
+	vpternlogd	$108, %zmm4, %zmm17, %zmm19
+	vpternlogd	$120, %zmm6, %zmm13, %zmm17
+	vmovdqa64	%zmm10, %zmm20
+	vpternlogd	$106, %zmm13, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm1
+	vpternlogd	$30, %zmm7, %zmm8, %zmm19
+	vpternlogd	$210, %zmm14, %zmm3, %zmm19
+	vpternlogd	$150, %zmm17, %zmm6, %zmm20
+	vpxorq	%zmm17, %zmm3, %zmm17
+	vpternlogd	$120, %zmm11, %zmm2, %zmm20
+	vpternlogd	$120, %zmm15, %zmm12, %zmm17
+	vpternlogd	$30, %zmm7, %zmm8, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm11, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm16, %zmm1
+	vpxorq	%zmm20, %zmm1, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm1, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm1
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm1, %zmm7
+	vpternlogd	$40, %zmm1, %zmm14, %zmm3
+	vpandq	%zmm1, %zmm14, %zmm14
+	vpternlogd	$96, %zmm20, %zmm1, %zmm8
+	vpandq	%zmm20, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm1, %zmm1
+	vpternlogd	$106, %zmm8, %zmm1, %zmm13
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm20, %zmm17, %zmm22
+	vpternlogd	$106, %zmm7, %zmm22, %zmm9
+	vpandq	%zmm22, %zmm0, %zmm0
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vpternlogd	$108, %zmm22, %zmm0, %zmm5
+	vpandq	%zmm22, %zmm4, %zmm4
+	vpxorq	%zmm19, %zmm17, %zmm22
+	vpternlogd	$106, %zmm7, %zmm22, %zmm10
+	vpternlogd	$108, %zmm22, %zmm21, %zmm18
+	vpternlogd	$106, %zmm10, %zmm17, %zmm2
+	vpternlogd	$106, %zmm2, %zmm20, %zmm12
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vpternlogd	$150, %zmm2, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm14, %zmm5
+	vpxorq	%zmm18, %zmm5, %zmm7
+	vpternlogd	$106, %zmm7, %zmm19, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm2
+	vpternlogd	$150, %zmm13, %zmm4, %zmm5
+	vpternlogd	$150, %zmm3, %zmm5, %zmm15
+	vpternlogd	$150, %zmm5, %zmm12, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm11
+	vpxorq	%zmm12, %zmm13, %zmm3
+	vpternlogd	$106, %zmm3, %zmm1, %zmm6
+	vpternlogd	$150, %zmm6, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm4, %zmm1
+	vpternlogd	$150, %zmm10, %zmm1, %zmm14
+	vpxorq	%zmm1, %zmm7, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm8, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm15, %zmm4
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm10, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm13
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm15, %zmm15
 	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	1408(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 1472(%rdi), %zmm3, %zmm6
-	vpxorq	1536(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1600(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 1664(%rdi), %zmm3, %zmm10
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1792(%rdi), %zmm13, %zmm13
-	vpxorq	1856(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpxorq	%zmm12, %zmm14, %zmm14
+	vpxorq	%zmm13, %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm10, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm14, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm23
+	vpternlogd	$150, %zmm16, %zmm1, %zmm3
+	vpternlogd	$150, %zmm17, %zmm8, %zmm4
+	vpternlogd	$150, %zmm18, %zmm15, %zmm5
+	vpternlogd	$150, %zmm19, %zmm11, %zmm6
+	vpternlogd	$150, %zmm20, %zmm2, %zmm7
+	vpternlogd	$150, %zmm21, %zmm10, %zmm9
+	vpternlogd	$150, %zmm22, %zmm0, %zmm12
+	vpternlogd	$150, %zmm23, %zmm14, %zmm13
+	vpxorq	1408(%rdi), %zmm3, %zmm3
+	vpternlogd	$150, 1472(%rdi), %zmm1, %zmm4
+	vpxorq	1536(%rdi), %zmm5, %zmm5
+	vpternlogd	$150, 1600(%rdi), %zmm1, %zmm6
+	vpternlogd	$150, 1664(%rdi), %zmm1, %zmm7
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	1792(%rdi), %zmm12, %zmm12
+	vpxorq	1856(%rdi), %zmm13, %zmm13
 	leaq	1920(%rdi), %r10
 	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round_3:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
+	vmovdqa64	%zmm3, %zmm0
+	vmovdqa64	%zmm4, %zmm1
+	vmovdqa64	%zmm5, %zmm2
 	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%rbx), %zmm15, %zmm5
+	vmovdqa64	%zmm7, %zmm4
+	vmovdqa64	%zmm9, %zmm5
+	vmovdqa64	%zmm12, %zmm6
+	vmovdqa64	%zmm13, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm8
+	vpxorq	%zmm2, %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm10
+	vpxorq	%zmm2, %zmm4, %zmm11
+	vpxorq	%zmm2, %zmm7, %zmm2
+	vmovdqa64	%zmm3, %zmm12
+	vpternlogd	$150, %zmm9, %zmm1, %zmm12
+	vpternlogd	$150, %zmm8, %zmm1, %zmm3
+	vpxorq	%zmm1, %zmm7, %zmm13
+	vmovdqa64	%zmm6, %zmm14
+	vpternlogd	$150, %zmm12, %zmm5, %zmm14
+	vmovdqa64	%zmm6, %zmm15
+	vpternlogd	$150, %zmm3, %zmm5, %zmm15
+	vpternlogd	$150, %zmm0, %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm5
+	vpxorq	%zmm6, %zmm4, %zmm16
+	vpxorq	%zmm14, %zmm0, %zmm4
+	vpxorq	%zmm3, %zmm0, %zmm7
+	vpandq	%zmm14, %zmm8, %zmm17
+	vpxorq	%zmm11, %zmm13, %zmm18
+	vmovdqa64	%zmm11, %zmm19
+	vpternlogd	$108, %zmm10, %zmm17, %zmm19
+	vpternlogd	$120, %zmm2, %zmm15, %zmm17
+	vmovdqa64	%zmm3, %zmm20
+	vpternlogd	$106, %zmm15, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm9
+	vpternlogd	$30, %zmm12, %zmm13, %zmm19
+	vpternlogd	$210, %zmm6, %zmm1, %zmm19
+	vpternlogd	$150, %zmm17, %zmm2, %zmm20
+	vpxorq	%zmm17, %zmm1, %zmm17
+	vpternlogd	$120, %zmm16, %zmm0, %zmm20
+	vpternlogd	$120, %zmm4, %zmm5, %zmm17
+	vpternlogd	$30, %zmm12, %zmm13, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm16, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm7, %zmm9
+	vpxorq	%zmm20, %zmm9, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm9, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm9
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm9, %zmm12
+	vpternlogd	$40, %zmm9, %zmm6, %zmm1
+	vpandq	%zmm9, %zmm6, %zmm22
+	vpternlogd	$96, %zmm20, %zmm9, %zmm13
+	vpandq	%zmm20, %zmm4, %zmm23
+	vpxorq	%zmm19, %zmm9, %zmm4
+	vpternlogd	$106, %zmm13, %zmm4, %zmm15
+	vpxorq	%zmm1, %zmm13, %zmm24
+	vpxorq	%zmm20, %zmm17, %zmm6
+	vpternlogd	$106, %zmm12, %zmm6, %zmm14
+	vpandq	%zmm6, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpternlogd	$108, %zmm6, %zmm8, %zmm11
+	vpandq	%zmm6, %zmm10, %zmm6
+	vpxorq	%zmm19, %zmm17, %zmm9
+	vpternlogd	$106, %zmm12, %zmm9, %zmm3
+	vpternlogd	$108, %zmm9, %zmm21, %zmm18
+	vpternlogd	$106, %zmm3, %zmm17, %zmm0
+	vpternlogd	$106, %zmm0, %zmm20, %zmm5
+	vpxorq	%zmm23, %zmm0, %zmm0
+	vpternlogd	$150, %zmm0, %zmm11, %zmm24
+	vpxorq	%zmm11, %zmm22, %zmm9
+	vpxorq	%zmm18, %zmm9, %zmm10
+	vpternlogd	$106, %zmm10, %zmm19, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm0
+	vpternlogd	$150, %zmm15, %zmm6, %zmm9
+	vpternlogd	$150, %zmm1, %zmm9, %zmm23
+	vpternlogd	$150, %zmm9, %zmm5, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm16
+	vpxorq	%zmm5, %zmm15, %zmm1
+	vpternlogd	$106, %zmm1, %zmm4, %zmm2
+	vpternlogd	$150, %zmm2, %zmm14, %zmm8
+	vpxorq	%zmm14, %zmm6, %zmm1
+	vpternlogd	$150, %zmm11, %zmm1, %zmm22
+	vpxorq	%zmm1, %zmm10, %zmm1
+	vpshufb	(%rbx), %zmm24, %zmm3
+	vpshufb	(%rbx), %zmm23, %zmm4
+	vpshufb	(%rbx), %zmm16, %zmm5
 	vpshufb	(%rbx), %zmm0, %zmm6
-	vpshufb	(%rbx), %zmm3, %zmm8
-	vpshufb	(%rbx), %zmm2, %zmm9
-	vpshufb	(%rbx), %zmm1, %zmm10
-	vpshufb	(%rbx), %zmm25, %zmm12
-	vpshufb	(%rbx), %zmm7, %zmm13
-	vpshufb	(%rbx), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
+	vpshufb	(%rbx), %zmm11, %zmm7
+	vpshufb	(%rbx), %zmm8, %zmm9
+	vpshufb	(%rbx), %zmm22, %zmm12
+	vpshufb	(%rbx), %zmm1, %zmm13
+	vpxorq	%zmm3, %zmm24, %zmm24
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vpxorq	%zmm5, %zmm16, %zmm16
 	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%rbx), %zmm15, %zmm11
-	vpshufb	64(%rbx), %zmm0, %zmm16
-	vpshufb	64(%rbx), %zmm3, %zmm17
-	vpshufb	64(%rbx), %zmm2, %zmm18
-	vpshufb	64(%rbx), %zmm1, %zmm19
-	vpshufb	64(%rbx), %zmm25, %zmm20
-	vpshufb	64(%rbx), %zmm7, %zmm21
-	vpshufb	64(%rbx), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r10), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r10), %zmm4, %zmm6
-	vpxorq	128(%r10), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r10), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r10), %zmm4, %zmm10
-	vpxorq	320(%r10), %zmm12, %zmm12
-	vpxorq	384(%r10), %zmm13, %zmm13
-	vpxorq	448(%r10), %zmm14, %zmm14
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vpxorq	%zmm13, %zmm1, %zmm1
+	vpshufb	64(%rbx), %zmm24, %zmm2
+	vpshufb	64(%rbx), %zmm23, %zmm10
+	vpshufb	64(%rbx), %zmm16, %zmm14
+	vpshufb	64(%rbx), %zmm0, %zmm15
+	vpshufb	64(%rbx), %zmm11, %zmm17
+	vpshufb	64(%rbx), %zmm8, %zmm18
+	vpshufb	64(%rbx), %zmm22, %zmm19
+	vpshufb	64(%rbx), %zmm1, %zmm20
+	vpternlogd	$150, %zmm2, %zmm1, %zmm3
+	vpternlogd	$150, %zmm10, %zmm24, %zmm4
+	vpternlogd	$150, %zmm14, %zmm23, %zmm5
+	vpternlogd	$150, %zmm15, %zmm16, %zmm6
+	vpternlogd	$150, %zmm17, %zmm0, %zmm7
+	vpternlogd	$150, %zmm18, %zmm11, %zmm9
+	vpternlogd	$150, %zmm19, %zmm8, %zmm12
+	vpternlogd	$150, %zmm20, %zmm22, %zmm13
+	vpxorq	(%r10), %zmm3, %zmm3
+	vpternlogd	$150, 64(%r10), %zmm1, %zmm4
+	vpxorq	128(%r10), %zmm5, %zmm5
+	vpternlogd	$150, 192(%r10), %zmm1, %zmm6
+	vpternlogd	$150, 256(%r10), %zmm1, %zmm7
+	vpxorq	320(%r10), %zmm9, %zmm9
+	vpxorq	384(%r10), %zmm12, %zmm12
+	vpxorq	448(%r10), %zmm13, %zmm13
 	addq	$512, %r10
 	addq	$128, %rbx
 	decq	%r11
 	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round_3
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
+	vpxorq	%zmm7, %zmm13, %zmm0
+	vpxorq	%zmm5, %zmm9, %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm2
+	vpxorq	%zmm5, %zmm7, %zmm8
+	vpxorq	%zmm5, %zmm13, %zmm5
+	vmovdqa64	%zmm6, %zmm10
+	vpternlogd	$150, %zmm1, %zmm4, %zmm10
+	vpternlogd	$150, %zmm0, %zmm4, %zmm6
+	vpxorq	%zmm4, %zmm13, %zmm11
+	vmovdqa64	%zmm12, %zmm14
+	vpternlogd	$150, %zmm10, %zmm9, %zmm14
+	vmovdqa64	%zmm12, %zmm15
+	vpternlogd	$150, %zmm6, %zmm9, %zmm15
+	vpternlogd	$150, %zmm3, %zmm9, %zmm12
+	vpxorq	%zmm12, %zmm13, %zmm9
+	vpxorq	%zmm12, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm3, %zmm13
+	vpxorq	%zmm6, %zmm3, %zmm16
+	vpandq	%zmm14, %zmm0, %zmm17
+	vpxorq	%zmm8, %zmm11, %zmm18
+	vmovdqa64	%zmm8, %zmm19
+	vpternlogd	$108, %zmm2, %zmm17, %zmm19
+	vpternlogd	$120, %zmm5, %zmm15, %zmm17
+	vmovdqa64	%zmm6, %zmm20
+	vpternlogd	$106, %zmm15, %zmm18, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm1
+	vpternlogd	$30, %zmm10, %zmm11, %zmm19
+	vpternlogd	$210, %zmm12, %zmm4, %zmm19
+	vpternlogd	$150, %zmm17, %zmm5, %zmm20
+	vpxorq	%zmm17, %zmm4, %zmm17
+	vpternlogd	$120, %zmm7, %zmm3, %zmm20
+	vpternlogd	$120, %zmm13, %zmm9, %zmm17
+	vpternlogd	$30, %zmm10, %zmm11, %zmm17
+	vpxorq	%zmm19, %zmm17, %zmm21
+	vpxorq	%zmm7, %zmm18, %zmm22
+	vpternlogd	$120, %zmm22, %zmm16, %zmm1
+	vpxorq	%zmm20, %zmm1, %zmm23
+	vpandq	%zmm23, %zmm21, %zmm24
+	vpternlogd	$30, %zmm19, %zmm1, %zmm24
+	vpandq	%zmm20, %zmm17, %zmm25
+	vpternlogd	$30, %zmm23, %zmm21, %zmm25
+	vpternlogd	$96, %zmm24, %zmm25, %zmm21
+	vpternlogd	$106, %zmm21, %zmm25, %zmm19
+	vpternlogd	$106, %zmm21, %zmm24, %zmm17
+	vpternlogd	$96, %zmm24, %zmm25, %zmm23
+	vpternlogd	$106, %zmm23, %zmm24, %zmm20
+	vpternlogd	$106, %zmm23, %zmm25, %zmm1
+	vpandq	%zmm19, %zmm22, %zmm21
+	vpternlogd	$96, %zmm20, %zmm1, %zmm10
+	vpternlogd	$40, %zmm1, %zmm12, %zmm4
+	vpandq	%zmm1, %zmm12, %zmm12
+	vpternlogd	$96, %zmm20, %zmm1, %zmm11
+	vpandq	%zmm20, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm1, %zmm1
+	vpternlogd	$106, %zmm11, %zmm1, %zmm15
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpxorq	%zmm20, %zmm17, %zmm22
+	vpternlogd	$106, %zmm10, %zmm22, %zmm14
+	vpandq	%zmm22, %zmm0, %zmm0
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vpternlogd	$108, %zmm22, %zmm0, %zmm8
+	vpandq	%zmm22, %zmm2, %zmm2
+	vpxorq	%zmm19, %zmm17, %zmm22
+	vpternlogd	$106, %zmm10, %zmm22, %zmm6
+	vpternlogd	$108, %zmm22, %zmm21, %zmm18
+	vpternlogd	$106, %zmm6, %zmm17, %zmm3
+	vpternlogd	$106, %zmm3, %zmm20, %zmm9
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpternlogd	$150, %zmm3, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm12, %zmm8
+	vpxorq	%zmm18, %zmm8, %zmm10
+	vpternlogd	$106, %zmm10, %zmm19, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm3
+	vpternlogd	$150, %zmm15, %zmm2, %zmm8
+	vpternlogd	$150, %zmm4, %zmm8, %zmm13
+	vpternlogd	$150, %zmm8, %zmm9, %zmm21
+	vpternlogd	$106, %zmm21, %zmm17, %zmm7
+	vpxorq	%zmm9, %zmm15, %zmm4
+	vpternlogd	$106, %zmm4, %zmm1, %zmm5
+	vpternlogd	$150, %zmm5, %zmm14, %zmm0
+	vpxorq	%zmm14, %zmm2, %zmm1
+	vpternlogd	$150, %zmm6, %zmm1, %zmm12
+	vpxorq	%zmm1, %zmm10, %zmm1
 	vpxorq	7552(%rdi), %zmm11, %zmm11
-	vpxorq	7616(%rdi), %zmm0, %zmm0
-	vpxorq	7680(%rdi), %zmm1, %zmm1
-	vpxorq	7744(%rdi), %zmm2, %zmm2
+	vpxorq	7616(%rdi), %zmm13, %zmm13
+	vpxorq	7680(%rdi), %zmm7, %zmm7
+	vpxorq	7744(%rdi), %zmm3, %zmm3
 	vpxorq	7808(%rdi), %zmm6, %zmm6
-	vpxorq	7872(%rdi), %zmm25, %zmm25
-	vpxorq	7936(%rdi), %zmm4, %zmm4
-	vpxorq	8000(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	vpxorq	7872(%rdi), %zmm0, %zmm0
+	vpxorq	7936(%rdi), %zmm12, %zmm12
+	vpxorq	8000(%rdi), %zmm1, %zmm1
+	vpsrlq	$1, %zmm11, %zmm2
+	vpsllq	$1, %zmm13, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm13
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm11
+	vpsrlq	$1, %zmm7, %zmm2
+	vpsllq	$1, %zmm3, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm7
+	vpsrlq	$1, %zmm6, %zmm2
+	vpsllq	$1, %zmm0, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm6
+	vpsrlq	$1, %zmm12, %zmm2
+	vpsllq	$1, %zmm1, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm2, %zmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm4, %zmm12
+	vpsrlq	$2, %zmm11, %zmm2
+	vpsllq	$2, %zmm7, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm11
+	vpsrlq	$2, %zmm13, %zmm2
+	vpsllq	$2, %zmm3, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm13
+	vpsrlq	$2, %zmm6, %zmm2
+	vpsllq	$2, %zmm12, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm6
+	vpsrlq	$2, %zmm0, %zmm2
+	vpsllq	$2, %zmm1, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm2, %zmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm4, %zmm0
+	vpsrlq	$4, %zmm11, %zmm2
+	vpsllq	$4, %zmm6, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm11
+	vpsrlq	$4, %zmm13, %zmm2
+	vpsllq	$4, %zmm0, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm13
+	vpsrlq	$4, %zmm7, %zmm2
+	vpsllq	$4, %zmm12, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm7
+	vpsrlq	$4, %zmm3, %zmm2
+	vpsllq	$4, %zmm1, %zmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm2, %zmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm4, %zmm3
 	testq	$31, %r9
 	jne	.Laesgen_bitsliced512_face_none_xor_stream_partial256
 	cmpq	$512, %rcx
 	jb	.Laesgen_bitsliced512_face_none_xor_stream_partial256
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm0, %zmm0
-	vmovdqu64	%zmm0, 64(%rsi)
-	vpxorq	128(%rdx), %zmm1, %zmm1
-	vmovdqu64	%zmm1, 128(%rsi)
-	vpxorq	192(%rdx), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 192(%rsi)
+	vpxorq	64(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rsi)
+	vpxorq	128(%rdx), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 128(%rsi)
+	vpxorq	192(%rdx), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 192(%rsi)
 	vpxorq	256(%rdx), %zmm6, %zmm6
 	vmovdqu64	%zmm6, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 384(%rsi)
-	vpxorq	448(%rdx), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 448(%rsi)
+	vpxorq	320(%rdx), %zmm0, %zmm0
+	vmovdqu64	%zmm0, 320(%rsi)
+	vpxorq	384(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 384(%rsi)
+	vpxorq	448(%rdx), %zmm1, %zmm1
+	vmovdqu64	%zmm1, 448(%rsi)
 	addq	$32, %rax
 	adcq	$0, %r8
 	addq	$512, %rdx
@@ -9652,13 +9881,13 @@ aesgen_bitsliced512_face_none_xor_stream:
 	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top256
 .Laesgen_bitsliced512_face_none_xor_stream_partial256:
 	vmovdqu64	%zmm11, 10112(%rdi)
-	vmovdqu64	%zmm0, 10176(%rdi)
-	vmovdqu64	%zmm1, 10240(%rdi)
-	vmovdqu64	%zmm2, 10304(%rdi)
+	vmovdqu64	%zmm13, 10176(%rdi)
+	vmovdqu64	%zmm7, 10240(%rdi)
+	vmovdqu64	%zmm3, 10304(%rdi)
 	vmovdqu64	%zmm6, 10368(%rdi)
-	vmovdqu64	%zmm25, 10432(%rdi)
-	vmovdqu64	%zmm4, 10496(%rdi)
-	vmovdqu64	%zmm3, 10560(%rdi)
+	vmovdqu64	%zmm0, 10432(%rdi)
+	vmovdqu64	%zmm12, 10496(%rdi)
+	vmovdqu64	%zmm1, 10560(%rdi)
 	jmp	.Laesgen_bitsliced512_face_none_xor_stream_consume256
 .Laesgen_bitsliced512_face_none_xor_stream_consume256:
 	movq	%r9, %rbx
@@ -9721,7 +9950,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%xmm23, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vpxorq	%xmm25, %xmm25, %xmm25
-	vpxorq	%xmm26, %xmm26, %xmm26
 	vzeroall
 	popq	%rbp
 	popq	%rbx
