@@ -83,9 +83,9 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
             if choice is None:
                 raise ValueError(f"preset {req.preset.name} has no method {method!r}")
             if choice.method not in desc.methods or any(
-                    f not in req.preset.features for f in features_for(desc, choice.method)):
+                    f not in req.preset.features for f in features_for(desc, choice.width)):
                 continue
-            encoding = encoding_for(desc, choice.method, choice.encoding)
+            encoding = encoding_for(desc, choice.width, choice.encoding)
             for face in req.faces:
                 if face in desc.faces:
                     # GCM on zmm batches as the preset's [gcm] table says; elsewhere (and

@@ -90,6 +90,9 @@ class RoundEngine:
     # table-fill temporary, counter base, input temporary)
     SPARE_REGISTERS = 4
     CONSTANT_REGISTERS = 0
+    # vector temporaries a round of one register needs beside the register and its key
+    # (a mode that interleaves other work with the rounds budgets them)
+    ROUND_TEMPORARIES = 0
 
     def ops(self, b: KernelBuilder) -> VectorOps:
         """The vector operations of this engine's encoding, emitting into ``b``."""
@@ -218,6 +221,7 @@ class GfniEngine(RoundEngine):
     """
 
     CONSTANT_REGISTERS = 5         # the S-box matrix, the doubling, a round's 3 shuffles
+    ROUND_TEMPORARIES = 3          # y, q, e of rounds()
 
     def __init__(self, spec: KernelSpec, byte_order_through: int = 0) -> None:
         super().__init__(spec)

@@ -39,9 +39,10 @@ class ModeDescriptor:
     oracle: str                     # what the harness checks the kernels against
     methods: tuple[str, ...]        # cipher methods a skeleton exists for
     needs: tuple[str, ...]          # CPU features a preset must have for the mode
-    method_needs: tuple[tuple[str, tuple[str, ...]], ...] = ()   # and for one method
-    # (method, encoding) -> the encoding its skeleton is written in instead
-    encodings: tuple[tuple[tuple[str, str], str], ...] = ()
+    # and for one register width (GCM: the hash engine on ymm and zmm)
+    width_needs: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    # (register width, encoding) -> the encoding its skeleton is written in instead
+    encodings: tuple[tuple[tuple[int, str], str], ...] = ()
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
     # (instruction set, method or "*", module with build_kernel(spec)): the first that fits
     skeletons: tuple[tuple[str, str, str], ...] = ()
@@ -71,11 +72,12 @@ GCM = ModeDescriptor(
     phases=("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop",
             "tail"),
     oracle="OpenSSL EVP_aes_*_gcm",
-    methods=("aesni", "vaes256", "vaes512"),
+    # gfni: the same skeleton over the GFNI round engine (no AES instruction)
+    methods=("aesni", "vaes256", "vaes512", "gfni"),
     needs=("PCLMULQDQ",),
-    method_needs=(("vaes256", ("VPCLMULQDQ",)), ("vaes512", ("VPCLMULQDQ", "BMI2"))),
-    # the skeleton keeps to 16 registers and VEX forms on ymm; zmm is EVEX with 32
-    encodings=((("vaes256", "evex"), "avx"),),
+    width_needs=((256, ("VPCLMULQDQ",)), (512, ("VPCLMULQDQ", "BMI2"))),
+    # the skeleton keeps to 16 registers and VEX forms on xmm and ymm; zmm is EVEX with 32
+    encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),
     counters=("inc32",),
     nonce=(1, -1), tag=(4, 16))
@@ -83,13 +85,14 @@ GCM = ModeDescriptor(
 MODES = {m.name: m for m in (CTR, GCM)}
 
 
-def features_for(desc: ModeDescriptor, method: str) -> tuple[str, ...]:
-    """CPU features a preset needs for this mode with this method."""
-    return desc.needs + dict(desc.method_needs).get(method, ())
+def features_for(desc: ModeDescriptor, width: int) -> tuple[str, ...]:
+    """CPU features a preset needs for this mode on registers of this width."""
+    return desc.needs + dict(desc.width_needs).get(width, ())
 
 
-def encoding_for(desc: ModeDescriptor, method: str, encoding: str) -> str:
-    return dict(desc.encodings).get((method, encoding), encoding)
+def encoding_for(desc: ModeDescriptor, width: int, encoding: str) -> str:
+    """The encoding the mode's skeleton runs a method of this width and encoding in."""
+    return dict(desc.encodings).get((width, encoding), encoding)
 
 
 def mode(name: str) -> ModeDescriptor:

@@ -39,8 +39,8 @@ from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
 from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
-from .short_record import (counter_block, load_short, nonce_block, short_record,
-                           takes_short_path)
+from .short_record import (SHORT_BLOCKS, counter_block, load_short, nonce_block,
+                           short_record, takes_short_path)
 
 MAX_MESSAGE = 2**36 - 32        # bytes (SP 800-38D 5.2.1.1: 2^39 - 256 bits)
 MAX_AAD = 2**61 - 1             # bytes (2^64 - 1 bits)
@@ -133,12 +133,17 @@ class GcmKernel:
         self.table = load_table("x86_64")
         self.engine = engine_for(spec)
         self.lanes = spec.width // 128
-        # registers a batch: on zmm the preset's [gcm] zmm_batch (the spec's interleave)
-        self.batch = spec.interleave if self.lanes == 4 else BATCH
+        # registers a batch: on zmm the preset's [gcm] zmm_batch (the spec's interleave);
+        # in 16 registers, BATCH less the temporaries the engine's rounds need
+        self.batch = (spec.interleave if self.lanes == 4
+                      else BATCH - self.engine.ROUND_TEMPORARIES)
         self.powers = self.batch * self.lanes     # one reduction per batch of registers
         # on zmm a one-shot message ends in one reduction over its last batch, its tail and
         # the length block (_tail_registers, _end_alone): up to twice a batch and one more
-        self.table_powers = 2 * self.powers + 1 if self.lanes == 4 else self.powers
+        # and absorb hashes the AAD BATCH blocks a reduction, a short record
+        # (short_record.py) its blocks, the AAD and the length block (SHORT_BLOCKS + 2)
+        self.table_powers = (2 * self.powers + 1 if self.lanes == 4
+                             else max(self.powers, BATCH, SHORT_BLOCKS + 2))
         self.face_rounds = FACE_ROUNDS[spec.face]
         self.counter = spec.counter_policy          # inc32 (the mode admits no other)
         self.karatsuba = spec.hash_multiply == "karatsuba"
@@ -157,7 +162,8 @@ class GcmKernel:
         if self.lanes != 4 or not self.engine.resident_keys:
             return range(0)
         nr = ROUNDS[bits]
-        room = 32 - self.batch - ZMM_LOOP_REGISTERS - (6 if self.karatsuba else 8)
+        room = (32 - self.batch - ZMM_LOOP_REGISTERS - (6 if self.karatsuba else 8)
+                - self.engine.ROUND_TEMPORARIES)
         first = self.face_rounds + 1 if self.face_rounds else 0     # none: the whitening too
         return range(max(first, nr + 1 - room), nr + 1)
 
