@@ -293,33 +293,36 @@ def test_gcm_rejects_forgeries_and_bad_lengths(aead) -> None:
 
 
 # --- stitching, preset choices, the CLI ---------------------------------------------------------
-def test_gfni_gcm_kernels_wherever_the_preset_has_gfni_and_clmul() -> None:
-    """Every committed x86 preset with GFNI and PCLMULQDQ lists a GCM AEAD for each of its
-    gfni methods at every FACE level (ymm and zmm: with VPCLMULQDQ), marked constant time,
-    whose file runs GFNI's S-box and no AES instruction."""
+def test_gcm_without_aes_instructions_wherever_the_preset_has_clmul() -> None:
+    """Every committed x86 preset with PCLMULQDQ lists a GCM AEAD for each of its gfni
+    methods and its EVEX bit-sliced method (ymm and zmm: with VPCLMULQDQ) at every FACE
+    level, marked constant time, whose file runs that engine's S-box (GF2P8AFFINEINVQB,
+    or the netlist's VPTERNLOGD gates) and no AES instruction."""
     from test_methods import AES_INSTRUCTION
     from aesgen.targets import find_preset
 
-    checked = 0
+    sbox = {"gfni": "gf2p8affineinvqb", "bitsliced": "vpternlogd"}
+    checked = {"gfni": 0, "bitsliced": 0}
     for manifest in sorted(GENERATED.glob("*/manifest.json")):
         m = json.loads(manifest.read_text())
         preset = find_preset(manifest.parent.name)
-        if preset.arch != "x86_64" or "GFNI" not in preset.features:
+        if preset.arch != "x86_64":
             continue
         aeads = {a["name"]: a for a in m.get("aeads", [])}
         for choice in preset.methods:
             wide = {256: {"VPCLMULQDQ"}, 512: {"VPCLMULQDQ", "BMI2"}}.get(choice.width, set())
-            if choice.method != "gfni" or not {"PCLMULQDQ"} | wide <= set(preset.features):
+            if (choice.method not in sbox or not {"PCLMULQDQ"} | wide <= set(preset.features)
+                    or choice.method == "bitsliced" and choice.encoding != "evex"):
                 continue
             for face in ("none", "r1", "r2"):
                 name = f"{choice.variant}-gcm-{face}"
                 assert name in aeads, f"{manifest.parent.name} lacks {name}"
                 assert aeads[name]["constant_time"] is True, name
                 text = (manifest.parent / aeads[name]["file"]).read_text()
-                assert "gf2p8affineinvqb" in text and "pclmulqdq" in text, name
+                assert sbox[choice.method] in text and "pclmulqdq" in text, name
                 assert not AES_INSTRUCTION.search(text), f"{name} runs an AES instruction"
-                checked += 1
-    assert checked >= 9, "no committed preset has gfni GCM kernels to check"
+                checked[choice.method] += 1
+    assert checked["gfni"] >= 9 and checked["bitsliced"] >= 3, checked
 
 
 def test_emit_stitched_keeps_each_stream_in_order_and_spreads_the_second() -> None:

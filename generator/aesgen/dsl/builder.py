@@ -41,6 +41,7 @@ class KernelBuilder:
         self._next_id = VIRTUAL_BASE
         self._labels: set[str] = set()
         self._phase = "other"
+        self._phase_names: dict[str, str] = {}   # phase_names: an engine's phase -> the mode's
         self._region = ""
         self._weight = 1
         # table row suffixes to try first, e.g. ("evx", "evy", "z") for an EVEX kernel
@@ -104,11 +105,22 @@ class KernelBuilder:
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Instructions emitted inside count toward ``name`` in the per-phase reports."""
-        old, self._phase = self._phase, name
+        old, self._phase = self._phase, self._phase_names.get(name, name)
         try:
             yield
         finally:
             self._phase = old
+
+    @contextlib.contextmanager
+    def phase_names(self, names: dict[str, str]) -> Iterator[None]:
+        """Phases opened inside under a key of ``names`` count toward its value: a mode
+        reports an engine's own phases in its own columns."""
+        old = self._phase_names
+        self._phase_names = {**old, **names}
+        try:
+            yield
+        finally:
+            self._phase_names = old
 
     @contextlib.contextmanager
     def repeat(self, times: int) -> Iterator[None]:

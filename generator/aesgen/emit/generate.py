@@ -12,7 +12,7 @@ import jinja2
 
 from .. import __version__
 from ..kernels.spec import SBOX_NETLISTS, SLICED_METHODS, KernelSpec
-from ..modes import encoding_for, features_for, mode
+from ..modes import builds, encoding_for, features_for, mode
 from ..paths import TEMPLATES
 from ..targets import Preset, load_features, load_priority
 from .compile import CompiledKernel, compile_kernel
@@ -86,11 +86,14 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                     f not in req.preset.features for f in features_for(desc, choice.width)):
                 continue
             encoding = encoding_for(desc, choice.width, choice.encoding)
+            if not builds(desc, choice.method, encoding):
+                continue
             for face in req.faces:
                 if face in desc.faces:
                     # GCM on zmm batches as the preset's [gcm] table says; elsewhere (and
-                    # for CTR) the method's interleave
+                    # for CTR, and the bit-sliced methods' fixed groups) the method's
                     interleave = (req.preset.gcm_zmm_batch if desc.aead and choice.width == 512
+                                  and choice.method not in SLICED_METHODS
                                   else choice.interleave)
                     specs.append(KernelSpec(choice.method, face, req.key_bits,
                                             interleave, encoding, req.prefix,

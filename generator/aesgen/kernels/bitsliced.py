@@ -111,8 +111,8 @@ class BitslicedEngine(RoundEngine):
 
     @staticmethod
     def area(k, ctx: Reg) -> Area:
-        """The engine's area of kernel k's context, addressed from ctx."""
-        return Area(ctx, k.layout.extra)
+        """The engine's area of kernel k's context (its EXTRA field), addressed from ctx."""
+        return Area(ctx, k.layout.offset("EXTRA"))
 
     def _key_mem(self, at: Area, r: int, i: int, width: int) -> Mem:
         step = self.spec.width // 8

@@ -71,6 +71,10 @@ class ContextLayout:
     extra: int | None = None # method-specific area (bit-sliced round keys), 64-aligned
     declared: FieldLayout | None = None   # the fields it was built from
 
+    def offset(self, name: str) -> int:
+        """A declared field's offset (as FieldLayout.offset: the two layouts answer alike)."""
+        return self.declared.offset(name)
+
     def fields(self) -> dict[str, int]:
         out = {f.name: off for f, off in zip(self.declared.fields, self.declared.offsets)}
         out["SIZE"] = self.size

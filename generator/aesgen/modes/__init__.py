@@ -43,6 +43,8 @@ class ModeDescriptor:
     width_needs: tuple[tuple[int, tuple[str, ...]], ...] = ()
     # (register width, encoding) -> the encoding its skeleton is written in instead
     encodings: tuple[tuple[tuple[int, str], str], ...] = ()
+    # method -> the encodings its kernels are built in (others: none yet)
+    method_encodings: tuple[tuple[str, tuple[str, ...]], ...] = ()
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
     # (instruction set, method or "*", module with build_kernel(spec)): the first that fits
     skeletons: tuple[tuple[str, str, str], ...] = ()
@@ -72,12 +74,15 @@ GCM = ModeDescriptor(
     phases=("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop",
             "tail"),
     oracle="OpenSSL EVP_aes_*_gcm",
-    # gfni: the same skeleton over the GFNI round engine (no AES instruction)
-    methods=("aesni", "vaes256", "vaes512", "gfni"),
+    # gfni, bitsliced: the same skeleton over those round engines (no AES instruction)
+    methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced"),
     needs=("PCLMULQDQ",),
     width_needs=((256, ("VPCLMULQDQ",)), (512, ("VPCLMULQDQ", "BMI2"))),
     # the skeleton keeps to 16 registers and VEX forms on xmm and ymm; zmm is EVEX with 32
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
+    # the bit-sliced rounds take 8 registers of slices and the S-box's temporaries: beside
+    # the hash's registers they fit in 32 (EVEX), not yet in 16
+    method_encodings=(("bitsliced", ("evex",)),),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),
     counters=("inc32",),
     nonce=(1, -1), tag=(4, 16))
@@ -88,6 +93,11 @@ MODES = {m.name: m for m in (CTR, GCM)}
 def features_for(desc: ModeDescriptor, width: int) -> tuple[str, ...]:
     """CPU features a preset needs for this mode on registers of this width."""
     return desc.needs + dict(desc.width_needs).get(width, ())
+
+
+def builds(desc: ModeDescriptor, method: str, encoding: str) -> bool:
+    """Whether the mode builds this method's kernel in this (skeleton) encoding."""
+    return encoding in dict(desc.method_encodings).get(method, (encoding,))
 
 
 def encoding_for(desc: ModeDescriptor, width: int, encoding: str) -> str:

@@ -55,6 +55,8 @@ ENTRIES = ("init", "seal", "open", "start", "aad", "encrypt", "decrypt", "finish
 # the data path, once a direction: seal and encrypt call one, open and decrypt the other
 DATA_PATH = {False: "encrypt_data", True: "decrypt_data"}
 PHASES = ("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail")
+# a round engine's own phases (the bit-sliced one's, named for the CTR report), as GCM's
+ENGINE_PHASES = {"transpose": "aes", "rounds_0_2": "aes", "rounds_3_nr": "aes"}
 
 
 def tail_sizes(batch: int) -> list[int]:
@@ -73,7 +75,7 @@ NO_WINDOW = -1                  # FACE_WINDOW when no window is cached (counter 
 
 
 def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
-               karatsuba: bool = False) -> FieldLayout:
+               karatsuba: bool = False, engine_extra: int = 0) -> FieldLayout:
     """The GCM context: cipher section first (the round engines address ROUND_KEYS from 0),
     then hash, mode and, with FACE, the cache and table of the counter's rounds. On zmm the
     powers are followed by four zero slots, so a wide load of powers whose lanes reach past
@@ -96,7 +98,10 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
         Field("face", "FACE_TABLE", 256 * 16, 64, f"T[v] = state after round "
               f"{FACE_ROUNDS[face]} of the block with in15 = v, XOR FACE_CACHE"),
     ]
-    layout = FieldLayout.build(ctx_layout.CIPHER_FIELDS + [
+    engine_fields = [Field("cipher", "EXTRA", (engine_extra + 63) // 64 * 64, 64,
+                           "the round engine's own state (bit-sliced round keys, spill "
+                           "slots)")] if engine_extra else []
+    layout = FieldLayout.build(ctx_layout.CIPHER_FIELDS + engine_fields + [
         Field("hash", "H_POWERS", 16 * (powers + zero_slots), 16,
               "H~^n .. H~^1, highest first: one wide load gives a register's lanes their "
               "powers (gf128/x86_64/clmul.py)" + (", then 4 zero slots" if zero_slots else "")),
@@ -147,7 +152,8 @@ class GcmKernel:
         self.face_rounds = FACE_ROUNDS[spec.face]
         self.counter = spec.counter_policy          # inc32 (the mode admits no other)
         self.karatsuba = spec.hash_multiply == "karatsuba"
-        self.layout = gcm_layout(self.table_powers, spec.face, self.lanes, self.karatsuba)
+        self.layout = gcm_layout(self.table_powers, spec.face, self.lanes, self.karatsuba,
+                                 self.engine.context_extra())
         lay = self.layout
         self.run = FaceRun(X86Scalar(), RunFields(
             lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START, lay.FILL_COUNT,
@@ -240,8 +246,31 @@ class Body:
     def aes(self, blocks: list[Reg], bits: int, keys: Keys | None = None) -> None:
         nr = ROUNDS[bits]
         with self.b.phase("aes"):
-            self.k.engine.rounds(self.k, self.b, keys or Keys(self.ctx, None, 128), blocks,
-                                 0, nr, nr)
+            self.rounds(keys or Keys(self.ctx, None, 128), blocks, 0, nr, nr)
+
+    def beside(self, rounds, hashing) -> tuple:
+        """Emit rounds() and hashing() (independent streams) stitched, the second spread
+        through the first, and return what each returned. An engine with batch-wide
+        transposes, a round loop and spills (grouped_batches) runs them one after the
+        other: stitched, the two would not fit the registers together."""
+        b = self.b
+        if self.k.engine.grouped_batches:
+            return rounds(), hashing()
+        with b.capture() as first:
+            out1 = rounds()
+        with b.capture() as second:
+            out2 = hashing()
+        b.emit_stitched(first, second)
+        return out1, out2
+
+    def rounds(self, keys: Keys, blocks: list[Reg], first: int, last: int, nr: int) -> None:
+        """The engine's rounds first..last on blocks, in place: an engine that leaves its
+        results in other registers (the bit-sliced one) has them copied back."""
+        with self.b.phase_names(ENGINE_PHASES):
+            out = self.k.engine.rounds(self.k, self.b, keys, blocks, first, last, nr)
+        for x, y in zip(blocks, out or blocks):
+            if x is not y:
+                self.v.copy(x, y)
 
     def loop_keys(self, bits: int) -> Keys:
         """The round keys of the data loop: k.resident_rounds broadcast into registers here,
@@ -577,7 +606,7 @@ class Body:
             v.and_(base, c, b.const("window_mask", bytes([0]) + bytes([0xFF]) * 15))
             v.shuffle_bytes(base, base, self.hash.bswap_mask())
             nr = ROUNDS[bits]
-            self.k.engine.rounds(self.k, b, Keys(self.ctx, None, 128), [base], 0,
+            self.rounds(Keys(self.ctx, None, 128), [base], 0,
                                  self.k.face_rounds, nr)
             for lane in range(self.k.lanes):
                 v.store(self.f("FACE_CACHE", 16 * lane), base)
@@ -624,11 +653,11 @@ class Body:
             with b.phase("counter"):
                 self.k.counter.vector_add(v, wide, wide, self._blocks_step(self.k.batch, width))
             with b.phase("aes"):
-                self.k.engine.rounds(self.k, b, keys, blocks, f + 1, nr, nr)
+                self.rounds(keys, blocks, f + 1, nr, nr)
             return blocks
         blocks = self._counters(wide, self.k.batch)      # fill
         with b.phase("aes"):
-            self.k.engine.rounds(self.k, b, keys, blocks, 0, f, nr)
+            self.rounds(keys, blocks, 0, f, nr)
         with b.phase("face"):
             for j, blk in enumerate(blocks):
                 v.xor(blk, blk, self.f("FACE_CACHE", width=width))
@@ -636,7 +665,7 @@ class Body:
                         aligned=width == 128)
                 v.xor(blk, blk, self.f("FACE_CACHE", width=width))
         with b.phase("aes"):
-            self.k.engine.rounds(self.k, b, keys, blocks, f + 1, nr, nr)
+            self.rounds(keys, blocks, f + 1, nr, nr)
         return blocks
 
     def _face_mark(self, in15: Reg) -> None:
@@ -655,16 +684,14 @@ class Body:
         lanes, width = self.k.lanes, wide.width
         step = 16 * self.k.batch * lanes
 
-        def body(kind: str, idx: Reg | None, then: Label | None = None) -> None:
-            with b.capture() as rounds:
-                blocks = self._face_batch(kind, wide, idx, bits, keys)
+        def hash_batch() -> None:
             if hashed:
-                with b.capture() as hashing:
-                    self.hash_blocks(x, inp if decrypt else out, self.k.batch * lanes,
-                                     disp=0 if decrypt else -step, width=width)
-                b.emit_stitched(rounds, hashing)
-            else:
-                b.function.body.extend(rounds)
+                self.hash_blocks(x, inp if decrypt else out, self.k.batch * lanes,
+                                 disp=0 if decrypt else -step, width=width)
+
+        def body(kind: str, idx: Reg | None, then: Label | None = None) -> None:
+            blocks, _ = self.beside(lambda: self._face_batch(kind, wide, idx, bits, keys),
+                                    hash_batch)
             if kind == "fill":
                 self._face_mark(idx)
             self._xor_store(blocks, inp, out)
@@ -975,11 +1002,8 @@ class Body:
                 pw = self._group_powers(length, final)
             lp = self._length_products(final)
             if drained:
-                with b.capture() as rounds:
-                    self.aes(blocks, bits)
-                with b.capture() as hashing:
-                    acc = self._drain_products(x, out, pw)
-                b.emit_stitched(rounds, hashing)
+                _, acc = self.beside(lambda: self.aes(blocks, bits),
+                                     lambda: self._drain_products(x, out, pw))
                 self._add_products(acc, lp)
             else:
                 self.aes(blocks, bits)
