@@ -10510,1918 +10510,1918 @@ aesgen_bitsliced512_gcm_none_seal:
 	cmpq	$64, %rax
 	ja	.Laesgen_bitsliced512_gcm_none_seal_record
 	movq	40(%rsp), %rdx
-	movq	%r8, %rdi
-	shlq	$3, %rdi
-	movq	%rax, %r10
-	shlq	$3, %r10
-	vmovq	%r10, %xmm0
-	vmovq	%rdi, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 12096(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 12096(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 12096(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 12096(%rbx), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	leaq	15(%rax), %rdi
-	andq	$-16, %rdi
-	negq	%rdi
-	leaq	12080(%rbx,%rdi,1), %rdi
-	movq	$-1, %r10
-	bzhiq	%r8, %r10, %r10
-	kmovq	%r10, %k1
-	vmovdqu8	(%rcx), %xmm0{%k1}{z}
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
-	vpclmulqdq	$0, (%rdi), %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, (%rdi), %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, (%rdi), %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, (%rdi), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	movzbl	(%rsi), %ecx
-	movzbl	1(%rsi), %r8d
-	shlq	$8, %r8
-	orq	%rcx, %r8
-	movzbl	2(%rsi), %ecx
-	movzbl	3(%rsi), %r10d
+	movzbl	(%rsi), %edi
+	movzbl	1(%rsi), %r10d
 	shlq	$8, %r10
-	orq	%rcx, %r10
-	shlq	$16, %r10
-	orq	%r8, %r10
-	movzbl	4(%rsi), %ecx
-	movzbl	5(%rsi), %r8d
-	shlq	$8, %r8
-	orq	%rcx, %r8
-	movzbl	6(%rsi), %ecx
-	movzbl	7(%rsi), %r11d
+	orq	%rdi, %r10
+	movzbl	2(%rsi), %edi
+	movzbl	3(%rsi), %r11d
 	shlq	$8, %r11
-	orq	%rcx, %r11
+	orq	%rdi, %r11
 	shlq	$16, %r11
-	orq	%r8, %r11
-	shlq	$32, %r11
 	orq	%r10, %r11
-	vmovq	%r11, %xmm0
-	movzbl	8(%rsi), %ecx
-	movzbl	9(%rsi), %r8d
-	shlq	$8, %r8
-	orq	%rcx, %r8
-	movzbl	10(%rsi), %ecx
+	movzbl	4(%rsi), %edi
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdi, %r10
+	movzbl	6(%rsi), %edi
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdi, %rbp
+	shlq	$16, %rbp
+	orq	%r10, %rbp
+	shlq	$32, %rbp
+	orq	%r11, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edi
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdi, %r10
+	movzbl	10(%rsi), %edi
 	movzbl	11(%rsi), %esi
 	shlq	$8, %rsi
-	orq	%rcx, %rsi
+	orq	%rdi, %rsi
 	shlq	$16, %rsi
-	orq	%r8, %rsi
-	vmovq	%rsi, %xmm4
-	vpunpcklqdq	%xmm4, %xmm0, %xmm0
-	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm4
-	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter2(%rip), %xmm0, %xmm5
-	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter3(%rip), %xmm0, %xmm6
-	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter4(%rip), %xmm0, %xmm7
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm1
+	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter2(%rip), %xmm0, %xmm2
+	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter3(%rip), %xmm0, %xmm3
+	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter4(%rip), %xmm0, %xmm4
 	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter5(%rip), %xmm0, %xmm0
-	movl	240(%rbx), %ecx
-	cmpl	$128, %ecx
+	movl	240(%rbx), %esi
+	cmpl	$128, %esi
 	je	.Laesgen_bitsliced512_gcm_none_seal_short128
-	cmpl	$192, %ecx
+	cmpl	$192, %esi
 	je	.Laesgen_bitsliced512_gcm_none_seal_short192
 .Laesgen_bitsliced512_gcm_none_seal_short256:
-	vmovdqa64	(%rbx), %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm6, %xmm6
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm0, %xmm0
-	vpxorq	%xmm8, %xmm8, %xmm8
-	vpxorq	%xmm9, %xmm9, %xmm9
-	vpxorq	%xmm10, %xmm10, %xmm10
+	vmovdqa64	(%rbx), %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm5, %xmm5
 	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm6, %xmm6
 	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm9, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm10, %xmm10
-	vpsrlq	$1, %xmm4, %xmm11
-	vpsllq	$1, %xmm5, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm4
-	vpsrlq	$1, %xmm6, %xmm11
-	vpsllq	$1, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm6
-	vpsrlq	$1, %xmm0, %xmm11
-	vpsllq	$1, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm0
-	vpsrlq	$1, %xmm9, %xmm11
-	vpsllq	$1, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm9
-	vpsrlq	$2, %xmm4, %xmm11
-	vpsllq	$2, %xmm6, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm4
-	vpsrlq	$2, %xmm5, %xmm11
-	vpsllq	$2, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm5
-	vpsrlq	$2, %xmm0, %xmm11
-	vpsllq	$2, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm0
-	vpsrlq	$2, %xmm8, %xmm11
-	vpsllq	$2, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm8
-	vpsrlq	$4, %xmm4, %xmm11
-	vpsllq	$4, %xmm0, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm4
-	vpsrlq	$4, %xmm5, %xmm11
-	vpsllq	$4, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm5
-	vpsrlq	$4, %xmm6, %xmm11
-	vpsllq	$4, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm6
-	vpsrlq	$4, %xmm7, %xmm11
-	vpsllq	$4, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm7
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm11
-	vpxorq	%xmm11, %xmm0, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm5, %xmm14
-	vpxorq	%xmm6, %xmm0, %xmm15
-	vpxorq	%xmm5, %xmm10, %xmm16
-	vpxorq	%xmm16, %xmm15, %xmm17
-	vpxorq	%xmm17, %xmm7, %xmm18
-	vpxorq	%xmm18, %xmm9, %xmm9
-	vpternlogd	$130, %xmm17, %xmm6, %xmm7
-	vmovdqa64	%xmm4, %xmm19
-	vpternlogd	$106, %xmm7, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm0, %xmm20
-	vpxorq	%xmm20, %xmm4, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm16, %xmm24
-	vpandq	%xmm22, %xmm16, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm5
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm0, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm5, %xmm24
-	vmovdqa64	%xmm6, %xmm5
-	vpternlogd	$150, %xmm18, %xmm4, %xmm5
-	vpxorq	%xmm6, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm5, %xmm29, %xmm7
-	vpternlogd	$150, %xmm27, %xmm7, %xmm9
-	vmovdqa64	%xmm9, %xmm7
-	vpternlogd	$106, %xmm25, %xmm24, %xmm7
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm7, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm7, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm7
-	vpternlogd	$150, %xmm7, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm16
-	vpxorq	%xmm9, %xmm24, %xmm7
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm6
-	vpternlogd	$106, %xmm6, %xmm26, %xmm4
-	vpternlogd	$106, %xmm6, %xmm24, %xmm5
-	vpxorq	%xmm21, %xmm4, %xmm6
-	vpxorq	%xmm4, %xmm16, %xmm4
-	vpternlogd	$106, %xmm4, %xmm7, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm4
-	vpternlogd	$40, %xmm4, %xmm0, %xmm10
-	vpxorq	%xmm4, %xmm7, %xmm0
-	vpternlogd	$106, %xmm10, %xmm0, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm17
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm0, %xmm23
-	vpternlogd	$106, %xmm23, %xmm4, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm17, %xmm5
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm7, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm4
-	vpternlogd	$150, %xmm6, %xmm14, %xmm0
-	vpternlogd	$150, %xmm6, %xmm14, %xmm16
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpxorq	%xmm20, %xmm17, %xmm7
-	vpxorq	%xmm20, %xmm5, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm16, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm0, %xmm10
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm6, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm5, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm28, %xmm14
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm8, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm7, %xmm17
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm6, %xmm6
-	vpxorq	%xmm13, %xmm5, %xmm5
-	vpxorq	%xmm14, %xmm28, %xmm28
-	vpxorq	%xmm15, %xmm8, %xmm8
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm16, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm6, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm5, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm8, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm7, %xmm25
-	vpternlogd	$150, %xmm18, %xmm7, %xmm9
-	vpternlogd	$150, %xmm19, %xmm16, %xmm10
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm6, %xmm13
-	vpternlogd	$150, %xmm23, %xmm5, %xmm14
-	vpternlogd	$150, %xmm24, %xmm28, %xmm15
-	vpternlogd	$150, %xmm25, %xmm8, %xmm17
-	vpxorq	768(%rbx), %xmm9, %xmm9
-	vpternlogd	$150, 832(%rbx), %xmm7, %xmm10
-	vpxorq	896(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 960(%rbx), %xmm7, %xmm12
-	vpternlogd	$150, 1024(%rbx), %xmm7, %xmm13
-	vpxorq	1088(%rbx), %xmm14, %xmm14
-	vpxorq	1152(%rbx), %xmm15, %xmm15
-	vpxorq	1216(%rbx), %xmm17, %xmm17
-	vpxorq	%xmm14, %xmm15, %xmm0
-	vpxorq	%xmm0, %xmm9, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm10, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm8
-	vpxorq	%xmm10, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm8, %xmm16
-	vpxorq	%xmm16, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm15
-	vpternlogd	$130, %xmm16, %xmm11, %xmm12
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm15, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm9, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm10
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm8, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm10, %xmm24
-	vmovdqa64	%xmm11, %xmm10
-	vpternlogd	$150, %xmm18, %xmm9, %xmm10
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm10, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm15
-	vmovdqa64	%xmm15, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm15, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm15, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm15
-	vpternlogd	$96, %xmm15, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm15, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm15, %xmm19, %xmm14
-	vpxorq	%xmm15, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm9
-	vpternlogd	$106, %xmm11, %xmm24, %xmm10
-	vpxorq	%xmm21, %xmm9, %xmm11
-	vpxorq	%xmm9, %xmm14, %xmm9
-	vpternlogd	$106, %xmm9, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm9
-	vpternlogd	$40, %xmm9, %xmm13, %xmm17
-	vpxorq	%xmm9, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm8
-	vpternlogd	$106, %xmm8, %xmm24, %xmm29
-	vpternlogd	$106, %xmm8, %xmm15, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm9, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm16, %xmm10
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm4
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm10, %xmm11, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm6
-	vpxorq	%xmm20, %xmm10, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm14, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm5, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm10, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm28, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm7, %xmm16
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm6, %xmm17
-	vpxorq	%xmm8, %xmm14, %xmm14
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm10, %xmm10
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm7, %xmm7
-	vpxorq	%xmm17, %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm14, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm5, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm10, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm7, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm6, %xmm25
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpternlogd	$150, %xmm19, %xmm14, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm10, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm7, %xmm17
-	vpxorq	1280(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, 1344(%rbx), %xmm6, %xmm9
-	vpxorq	1408(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 1472(%rbx), %xmm6, %xmm12
-	vpternlogd	$150, 1536(%rbx), %xmm6, %xmm13
-	vpxorq	1600(%rbx), %xmm15, %xmm15
-	vpxorq	1664(%rbx), %xmm16, %xmm16
-	vpxorq	1728(%rbx), %xmm17, %xmm17
-	leaq	1792(%rbx), %rcx
-	leaq	.Laesgen_bitsliced512_gcm_none_seal_bs_rotations128+32(%rip), %r8
-	movq	$11, %rsi
-.Laesgen_bitsliced512_gcm_none_seal_bs_round:
-	vmovdqa64	%xmm8, %xmm0
-	vmovdqa64	%xmm9, %xmm4
-	vmovdqa64	%xmm11, %xmm5
-	vmovdqa64	%xmm12, %xmm6
-	vmovdqa64	%xmm13, %xmm7
-	vmovdqa64	%xmm15, %xmm8
-	vmovdqa64	%xmm16, %xmm9
-	vmovdqa64	%xmm17, %xmm10
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm0, %xmm11
-	vpxorq	%xmm11, %xmm7, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm4, %xmm14
-	vpxorq	%xmm5, %xmm7, %xmm15
-	vpxorq	%xmm4, %xmm10, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm16
-	vpxorq	%xmm16, %xmm6, %xmm17
-	vpxorq	%xmm17, %xmm9, %xmm9
-	vpternlogd	$130, %xmm16, %xmm5, %xmm6
-	vmovdqa64	%xmm0, %xmm19
-	vpternlogd	$106, %xmm6, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm7, %xmm20
-	vpxorq	%xmm20, %xmm0, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm17, %xmm5, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm18, %xmm24
-	vpandq	%xmm22, %xmm18, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm4
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm7, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm4, %xmm24
-	vmovdqa64	%xmm5, %xmm4
-	vpternlogd	$150, %xmm17, %xmm0, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm4, %xmm29, %xmm6
-	vpternlogd	$150, %xmm27, %xmm6, %xmm9
-	vmovdqa64	%xmm9, %xmm6
-	vpternlogd	$106, %xmm25, %xmm24, %xmm6
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm6, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm6, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm6
-	vpternlogd	$150, %xmm6, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm18
-	vpxorq	%xmm9, %xmm24, %xmm6
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm17, %xmm5
-	vpternlogd	$106, %xmm5, %xmm26, %xmm0
-	vpternlogd	$106, %xmm5, %xmm24, %xmm4
-	vpxorq	%xmm21, %xmm0, %xmm5
-	vpxorq	%xmm0, %xmm18, %xmm0
-	vpternlogd	$106, %xmm0, %xmm6, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm0
-	vpternlogd	$40, %xmm0, %xmm7, %xmm10
-	vpxorq	%xmm0, %xmm6, %xmm7
-	vpternlogd	$106, %xmm10, %xmm7, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm7, %xmm23
-	vpternlogd	$106, %xmm23, %xmm0, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm16, %xmm4
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm6, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm6
-	vpternlogd	$150, %xmm5, %xmm14, %xmm0
-	vpternlogd	$150, %xmm5, %xmm14, %xmm18
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm7
-	vpxorq	%xmm20, %xmm4, %xmm10
-	vpshufb	(%r8), %xmm18, %xmm8
-	vpshufb	(%r8), %xmm0, %xmm9
-	vpshufb	(%r8), %xmm6, %xmm11
-	vpshufb	(%r8), %xmm5, %xmm12
-	vpshufb	(%r8), %xmm4, %xmm13
-	vpshufb	(%r8), %xmm28, %xmm15
-	vpshufb	(%r8), %xmm10, %xmm16
-	vpshufb	(%r8), %xmm7, %xmm17
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm6, %xmm6
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm10, %xmm10
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	16(%r8), %xmm18, %xmm14
-	vpshufb	16(%r8), %xmm0, %xmm19
-	vpshufb	16(%r8), %xmm6, %xmm20
-	vpshufb	16(%r8), %xmm5, %xmm21
-	vpshufb	16(%r8), %xmm4, %xmm22
-	vpshufb	16(%r8), %xmm28, %xmm23
-	vpshufb	16(%r8), %xmm10, %xmm24
-	vpshufb	16(%r8), %xmm7, %xmm25
-	vpternlogd	$150, %xmm14, %xmm7, %xmm8
-	vpternlogd	$150, %xmm19, %xmm18, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm6, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm4, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm10, %xmm17
-	vpxorq	(%rcx), %xmm8, %xmm8
-	vpternlogd	$150, 64(%rcx), %xmm7, %xmm9
-	vpxorq	128(%rcx), %xmm11, %xmm11
-	vpternlogd	$150, 192(%rcx), %xmm7, %xmm12
-	vpternlogd	$150, 256(%rcx), %xmm7, %xmm13
-	vpxorq	320(%rcx), %xmm15, %xmm15
-	vpxorq	384(%rcx), %xmm16, %xmm16
-	vpxorq	448(%rcx), %xmm17, %xmm17
-	addq	$512, %rcx
-	addq	$32, %r8
-	decq	%rsi
-	jne	.Laesgen_bitsliced512_gcm_none_seal_bs_round
-	vpxorq	%xmm15, %xmm16, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm9, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm10
-	vpxorq	%xmm9, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm10, %xmm15
-	vpxorq	%xmm15, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm16, %xmm16
-	vpternlogd	$130, %xmm15, %xmm11, %xmm12
-	vmovdqa64	%xmm8, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm16, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm8, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm9
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm10, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm9, %xmm24
-	vmovdqa64	%xmm11, %xmm9
-	vpternlogd	$150, %xmm18, %xmm8, %xmm9
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm9, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm16
-	vmovdqa64	%xmm16, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm16, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm16, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm16
-	vpternlogd	$96, %xmm16, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm16, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm16, %xmm19, %xmm14
-	vpxorq	%xmm16, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm8
-	vpternlogd	$106, %xmm11, %xmm24, %xmm9
-	vpxorq	%xmm21, %xmm8, %xmm11
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpternlogd	$106, %xmm8, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm8
-	vpternlogd	$40, %xmm8, %xmm13, %xmm17
-	vpxorq	%xmm8, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm10
-	vpternlogd	$106, %xmm10, %xmm24, %xmm29
-	vpternlogd	$106, %xmm10, %xmm16, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm15
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm8, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm15, %xmm9
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm9, %xmm11, %xmm7
-	vpxorq	%xmm20, %xmm15, %xmm4
-	vpxorq	%xmm20, %xmm9, %xmm5
-	vpxorq	7424(%rbx), %xmm14, %xmm14
-	vpxorq	7488(%rbx), %xmm0, %xmm0
-	vpxorq	7552(%rbx), %xmm6, %xmm6
-	vpxorq	7616(%rbx), %xmm7, %xmm7
-	vpxorq	7680(%rbx), %xmm9, %xmm9
-	vpxorq	7744(%rbx), %xmm28, %xmm28
-	vpxorq	7808(%rbx), %xmm5, %xmm5
-	vpxorq	7872(%rbx), %xmm4, %xmm4
-	vpsrlq	$1, %xmm14, %xmm8
-	vpsllq	$1, %xmm0, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm14
-	vpsrlq	$1, %xmm6, %xmm8
-	vpsllq	$1, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm6
-	vpsrlq	$1, %xmm9, %xmm8
-	vpsllq	$1, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm9
-	vpsrlq	$1, %xmm5, %xmm8
-	vpsllq	$1, %xmm4, %xmm10
+	vpsrlq	$1, %xmm1, %xmm8
+	vpsllq	$1, %xmm2, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm1
+	vpsrlq	$1, %xmm3, %xmm8
+	vpsllq	$1, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm5
-	vpsrlq	$2, %xmm14, %xmm8
-	vpsllq	$2, %xmm6, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm14
-	vpsrlq	$2, %xmm0, %xmm8
-	vpsllq	$2, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm0
-	vpsrlq	$2, %xmm9, %xmm8
-	vpsllq	$2, %xmm5, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm9
-	vpsrlq	$2, %xmm28, %xmm8
-	vpsllq	$2, %xmm4, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm3
+	vpsrlq	$1, %xmm0, %xmm8
+	vpsllq	$1, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm0
+	vpsrlq	$1, %xmm6, %xmm8
+	vpsllq	$1, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm6
+	vpsrlq	$2, %xmm1, %xmm8
+	vpsllq	$2, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm1
+	vpsrlq	$2, %xmm2, %xmm8
+	vpsllq	$2, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm28
-	vpsrlq	$4, %xmm14, %xmm8
-	vpsllq	$4, %xmm9, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm10, %xmm14
-	vpsrlq	$4, %xmm0, %xmm8
-	vpsllq	$4, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm10, %xmm0
-	vpsrlq	$4, %xmm6, %xmm8
-	vpsllq	$4, %xmm5, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm2
+	vpsrlq	$2, %xmm0, %xmm8
+	vpsllq	$2, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm0
+	vpsrlq	$2, %xmm5, %xmm8
+	vpsllq	$2, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm5
+	vpsrlq	$4, %xmm1, %xmm8
+	vpsllq	$4, %xmm0, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpsllq	$4, %xmm5, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm10, %xmm6
-	vpsrlq	$4, %xmm7, %xmm5
-	vpsllq	$4, %xmm4, %xmm8
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm7
-	vmovdqa64	%xmm14, %xmm4
-	vmovdqa64	%xmm0, %xmm5
-	vmovdqa64	%xmm6, %xmm6
-	vmovdqa64	%xmm7, %xmm7
-	vmovdqa64	%xmm9, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpsllq	$4, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm3
+	vpsrlq	$4, %xmm4, %xmm8
+	vpsllq	$4, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm4
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm8
+	vpxorq	%xmm8, %xmm0, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm2, %xmm11
+	vpxorq	%xmm3, %xmm0, %xmm12
+	vpxorq	%xmm2, %xmm7, %xmm13
+	vpxorq	%xmm13, %xmm12, %xmm14
+	vpxorq	%xmm14, %xmm4, %xmm15
+	vpxorq	%xmm15, %xmm6, %xmm6
+	vpternlogd	$130, %xmm14, %xmm3, %xmm4
+	vmovdqa64	%xmm1, %xmm16
+	vpternlogd	$106, %xmm4, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm0, %xmm17
+	vpxorq	%xmm17, %xmm1, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm13, %xmm21
+	vpandq	%xmm19, %xmm13, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm2
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm0, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm2, %xmm21
+	vmovdqa64	%xmm3, %xmm2
+	vpternlogd	$150, %xmm15, %xmm1, %xmm2
+	vpxorq	%xmm3, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm2, %xmm26, %xmm4
+	vpternlogd	$150, %xmm24, %xmm4, %xmm6
+	vmovdqa64	%xmm6, %xmm4
+	vpternlogd	$106, %xmm22, %xmm21, %xmm4
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm4, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm4, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm4
+	vpternlogd	$150, %xmm4, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm13
+	vpxorq	%xmm6, %xmm21, %xmm4
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm3
+	vpternlogd	$106, %xmm3, %xmm23, %xmm1
+	vpternlogd	$106, %xmm3, %xmm21, %xmm2
+	vpxorq	%xmm18, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm13, %xmm1
+	vpternlogd	$106, %xmm1, %xmm4, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm1
+	vpternlogd	$40, %xmm1, %xmm0, %xmm7
+	vpxorq	%xmm1, %xmm4, %xmm0
+	vpternlogd	$106, %xmm7, %xmm0, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm14
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm0, %xmm20
+	vpternlogd	$106, %xmm20, %xmm1, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm14, %xmm2
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm4, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm1
+	vpternlogd	$150, %xmm3, %xmm11, %xmm0
+	vpternlogd	$150, %xmm3, %xmm11, %xmm13
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm17, %xmm14, %xmm4
+	vpxorq	%xmm17, %xmm2, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm13, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm25, %xmm11
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm5, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm4, %xmm14
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm3, %xmm3
+	vpxorq	%xmm10, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm25, %xmm25
+	vpxorq	%xmm12, %xmm5, %xmm5
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm13, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm3, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm2, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm5, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm4, %xmm22
+	vpternlogd	$150, %xmm15, %xmm4, %xmm6
+	vpternlogd	$150, %xmm16, %xmm13, %xmm7
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm3, %xmm10
+	vpternlogd	$150, %xmm20, %xmm2, %xmm11
+	vpternlogd	$150, %xmm21, %xmm25, %xmm12
+	vpternlogd	$150, %xmm22, %xmm5, %xmm14
+	vpxorq	768(%rbx), %xmm6, %xmm6
+	vpternlogd	$150, 832(%rbx), %xmm4, %xmm7
+	vpxorq	896(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 960(%rbx), %xmm4, %xmm9
+	vpternlogd	$150, 1024(%rbx), %xmm4, %xmm10
+	vpxorq	1088(%rbx), %xmm11, %xmm11
+	vpxorq	1152(%rbx), %xmm12, %xmm12
+	vpxorq	1216(%rbx), %xmm14, %xmm14
+	vpxorq	%xmm11, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm5
+	vpxorq	%xmm7, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm5, %xmm13
+	vpxorq	%xmm13, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm12
+	vpternlogd	$130, %xmm13, %xmm8, %xmm9
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm12, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm6, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm7
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm5, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm7, %xmm21
+	vmovdqa64	%xmm8, %xmm7
+	vpternlogd	$150, %xmm15, %xmm6, %xmm7
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm7, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm12
+	vmovdqa64	%xmm12, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm12, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm12, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm12
+	vpternlogd	$96, %xmm12, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm12, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm12, %xmm16, %xmm11
+	vpxorq	%xmm12, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm6
+	vpternlogd	$106, %xmm8, %xmm21, %xmm7
+	vpxorq	%xmm18, %xmm6, %xmm8
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpternlogd	$106, %xmm6, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm6
+	vpternlogd	$40, %xmm6, %xmm10, %xmm14
+	vpxorq	%xmm6, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm5
+	vpternlogd	$106, %xmm5, %xmm21, %xmm26
+	vpternlogd	$106, %xmm5, %xmm12, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm6, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm13, %xmm7
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm7, %xmm8, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm3
+	vpxorq	%xmm17, %xmm7, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm0, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm7, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm25, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm3, %xmm14
+	vpxorq	%xmm5, %xmm11, %xmm11
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm4, %xmm4
+	vpxorq	%xmm14, %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm11, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm2, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm7, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm4, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm3, %xmm22
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpternlogd	$150, %xmm16, %xmm11, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm7, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm4, %xmm14
+	vpxorq	1280(%rbx), %xmm5, %xmm5
+	vpternlogd	$150, 1344(%rbx), %xmm3, %xmm6
+	vpxorq	1408(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 1472(%rbx), %xmm3, %xmm9
+	vpternlogd	$150, 1536(%rbx), %xmm3, %xmm10
+	vpxorq	1600(%rbx), %xmm12, %xmm12
+	vpxorq	1664(%rbx), %xmm13, %xmm13
+	vpxorq	1728(%rbx), %xmm14, %xmm14
+	leaq	1792(%rbx), %rsi
+	leaq	.Laesgen_bitsliced512_gcm_none_seal_bs_rotations128+32(%rip), %r10
+	movq	$11, %rdi
+.Laesgen_bitsliced512_gcm_none_seal_bs_round:
+	vmovdqa64	%xmm5, %xmm0
+	vmovdqa64	%xmm6, %xmm1
+	vmovdqa64	%xmm8, %xmm2
+	vmovdqa64	%xmm9, %xmm3
+	vmovdqa64	%xmm10, %xmm4
+	vmovdqa64	%xmm12, %xmm5
+	vmovdqa64	%xmm13, %xmm6
+	vmovdqa64	%xmm14, %xmm7
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm0, %xmm8
+	vpxorq	%xmm8, %xmm4, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm1, %xmm11
+	vpxorq	%xmm2, %xmm4, %xmm12
+	vpxorq	%xmm1, %xmm7, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm14
+	vpxorq	%xmm14, %xmm6, %xmm6
+	vpternlogd	$130, %xmm13, %xmm2, %xmm3
+	vmovdqa64	%xmm0, %xmm16
+	vpternlogd	$106, %xmm3, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm4, %xmm17
+	vpxorq	%xmm17, %xmm0, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm14, %xmm2, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm15, %xmm21
+	vpandq	%xmm19, %xmm15, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm1
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm4, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm1, %xmm21
+	vmovdqa64	%xmm2, %xmm1
+	vpternlogd	$150, %xmm14, %xmm0, %xmm1
+	vpxorq	%xmm2, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm1, %xmm26, %xmm3
+	vpternlogd	$150, %xmm24, %xmm3, %xmm6
+	vmovdqa64	%xmm6, %xmm3
+	vpternlogd	$106, %xmm22, %xmm21, %xmm3
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm3, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm3, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm3
+	vpternlogd	$150, %xmm3, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm15
+	vpxorq	%xmm6, %xmm21, %xmm3
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm14, %xmm2
+	vpternlogd	$106, %xmm2, %xmm23, %xmm0
+	vpternlogd	$106, %xmm2, %xmm21, %xmm1
+	vpxorq	%xmm18, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm15, %xmm0
+	vpternlogd	$106, %xmm0, %xmm3, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm0
+	vpternlogd	$40, %xmm0, %xmm4, %xmm7
+	vpxorq	%xmm0, %xmm3, %xmm4
+	vpternlogd	$106, %xmm7, %xmm4, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm4, %xmm20
+	vpternlogd	$106, %xmm20, %xmm0, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm13, %xmm1
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm3, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm3
+	vpternlogd	$150, %xmm2, %xmm11, %xmm0
+	vpternlogd	$150, %xmm2, %xmm11, %xmm15
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm4
+	vpxorq	%xmm17, %xmm1, %xmm7
+	vpshufb	(%r10), %xmm15, %xmm5
+	vpshufb	(%r10), %xmm0, %xmm6
+	vpshufb	(%r10), %xmm3, %xmm8
+	vpshufb	(%r10), %xmm2, %xmm9
+	vpshufb	(%r10), %xmm1, %xmm10
+	vpshufb	(%r10), %xmm25, %xmm12
+	vpshufb	(%r10), %xmm7, %xmm13
+	vpshufb	(%r10), %xmm4, %xmm14
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm3, %xmm3
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm1, %xmm1
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm7, %xmm7
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	16(%r10), %xmm15, %xmm11
+	vpshufb	16(%r10), %xmm0, %xmm16
+	vpshufb	16(%r10), %xmm3, %xmm17
+	vpshufb	16(%r10), %xmm2, %xmm18
+	vpshufb	16(%r10), %xmm1, %xmm19
+	vpshufb	16(%r10), %xmm25, %xmm20
+	vpshufb	16(%r10), %xmm7, %xmm21
+	vpshufb	16(%r10), %xmm4, %xmm22
+	vpternlogd	$150, %xmm11, %xmm4, %xmm5
+	vpternlogd	$150, %xmm16, %xmm15, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm3, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm1, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm7, %xmm14
+	vpxorq	(%rsi), %xmm5, %xmm5
+	vpternlogd	$150, 64(%rsi), %xmm4, %xmm6
+	vpxorq	128(%rsi), %xmm8, %xmm8
+	vpternlogd	$150, 192(%rsi), %xmm4, %xmm9
+	vpternlogd	$150, 256(%rsi), %xmm4, %xmm10
+	vpxorq	320(%rsi), %xmm12, %xmm12
+	vpxorq	384(%rsi), %xmm13, %xmm13
+	vpxorq	448(%rsi), %xmm14, %xmm14
+	addq	$512, %rsi
+	addq	$32, %r10
+	decq	%rdi
+	jne	.Laesgen_bitsliced512_gcm_none_seal_bs_round
+	vpxorq	%xmm12, %xmm13, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm6, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm7
+	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm12
+	vpxorq	%xmm12, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm13, %xmm13
+	vpternlogd	$130, %xmm12, %xmm8, %xmm9
+	vmovdqa64	%xmm5, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm13, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm5, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm6
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm7, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm6, %xmm21
+	vmovdqa64	%xmm8, %xmm6
+	vpternlogd	$150, %xmm15, %xmm5, %xmm6
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm6, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm13
+	vmovdqa64	%xmm13, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm13, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm13, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm13
+	vpternlogd	$96, %xmm13, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm13, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm13, %xmm16, %xmm11
+	vpxorq	%xmm13, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm5
+	vpternlogd	$106, %xmm8, %xmm21, %xmm6
+	vpxorq	%xmm18, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm11, %xmm5
+	vpternlogd	$106, %xmm5, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm5
+	vpternlogd	$40, %xmm5, %xmm10, %xmm14
+	vpxorq	%xmm5, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm7
+	vpternlogd	$106, %xmm7, %xmm21, %xmm26
+	vpternlogd	$106, %xmm7, %xmm13, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm12
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm5, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm12, %xmm6
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm6, %xmm8, %xmm4
+	vpxorq	%xmm17, %xmm12, %xmm1
+	vpxorq	%xmm17, %xmm6, %xmm2
+	vpxorq	7424(%rbx), %xmm11, %xmm11
+	vpxorq	7488(%rbx), %xmm0, %xmm0
+	vpxorq	7552(%rbx), %xmm3, %xmm3
+	vpxorq	7616(%rbx), %xmm4, %xmm4
+	vpxorq	7680(%rbx), %xmm6, %xmm6
+	vpxorq	7744(%rbx), %xmm25, %xmm25
+	vpxorq	7808(%rbx), %xmm2, %xmm2
+	vpxorq	7872(%rbx), %xmm1, %xmm1
+	vpsrlq	$1, %xmm11, %xmm5
+	vpsllq	$1, %xmm0, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm11
+	vpsrlq	$1, %xmm3, %xmm5
+	vpsllq	$1, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm3
+	vpsrlq	$1, %xmm6, %xmm5
+	vpsllq	$1, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm6
+	vpsrlq	$1, %xmm2, %xmm5
+	vpsllq	$1, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm2
+	vpsrlq	$2, %xmm11, %xmm5
+	vpsllq	$2, %xmm3, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm11
+	vpsrlq	$2, %xmm0, %xmm5
+	vpsllq	$2, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm0
+	vpsrlq	$2, %xmm6, %xmm5
+	vpsllq	$2, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm6
+	vpsrlq	$2, %xmm25, %xmm5
+	vpsllq	$2, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm25
+	vpsrlq	$4, %xmm11, %xmm5
+	vpsllq	$4, %xmm6, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm11
+	vpsrlq	$4, %xmm0, %xmm5
+	vpsllq	$4, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm0
+	vpsrlq	$4, %xmm3, %xmm5
+	vpsllq	$4, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm3
+	vpsrlq	$4, %xmm4, %xmm2
+	vpsllq	$4, %xmm1, %xmm5
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm4
+	vmovdqa64	%xmm11, %xmm1
+	vmovdqa64	%xmm0, %xmm2
+	vmovdqa64	%xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vmovdqa64	%xmm6, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_short_keystream
 .Laesgen_bitsliced512_gcm_none_seal_short128:
-	vmovdqa64	(%rbx), %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm6, %xmm6
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm0, %xmm0
-	vpxorq	%xmm8, %xmm8, %xmm8
-	vpxorq	%xmm9, %xmm9, %xmm9
-	vpxorq	%xmm10, %xmm10, %xmm10
+	vmovdqa64	(%rbx), %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm5, %xmm5
 	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm6, %xmm6
 	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm9, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_layout2128(%rip), %xmm10, %xmm10
-	vpsrlq	$1, %xmm4, %xmm11
-	vpsllq	$1, %xmm5, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm4
-	vpsrlq	$1, %xmm6, %xmm11
-	vpsllq	$1, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm6
-	vpsrlq	$1, %xmm0, %xmm11
-	vpsllq	$1, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm0
-	vpsrlq	$1, %xmm9, %xmm11
-	vpsllq	$1, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm9
-	vpsrlq	$2, %xmm4, %xmm11
-	vpsllq	$2, %xmm6, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm4
-	vpsrlq	$2, %xmm5, %xmm11
-	vpsllq	$2, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm5
-	vpsrlq	$2, %xmm0, %xmm11
-	vpsllq	$2, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm0
-	vpsrlq	$2, %xmm8, %xmm11
-	vpsllq	$2, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm8
-	vpsrlq	$4, %xmm4, %xmm11
-	vpsllq	$4, %xmm0, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm4
-	vpsrlq	$4, %xmm5, %xmm11
-	vpsllq	$4, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm5
-	vpsrlq	$4, %xmm6, %xmm11
-	vpsllq	$4, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm6
-	vpsrlq	$4, %xmm7, %xmm11
-	vpsllq	$4, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm7
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm11
-	vpxorq	%xmm11, %xmm0, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm5, %xmm14
-	vpxorq	%xmm6, %xmm0, %xmm15
-	vpxorq	%xmm5, %xmm10, %xmm16
-	vpxorq	%xmm16, %xmm15, %xmm17
-	vpxorq	%xmm17, %xmm7, %xmm18
-	vpxorq	%xmm18, %xmm9, %xmm9
-	vpternlogd	$130, %xmm17, %xmm6, %xmm7
-	vmovdqa64	%xmm4, %xmm19
-	vpternlogd	$106, %xmm7, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm0, %xmm20
-	vpxorq	%xmm20, %xmm4, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm16, %xmm24
-	vpandq	%xmm22, %xmm16, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm5
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm0, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm5, %xmm24
-	vmovdqa64	%xmm6, %xmm5
-	vpternlogd	$150, %xmm18, %xmm4, %xmm5
-	vpxorq	%xmm6, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm5, %xmm29, %xmm7
-	vpternlogd	$150, %xmm27, %xmm7, %xmm9
-	vmovdqa64	%xmm9, %xmm7
-	vpternlogd	$106, %xmm25, %xmm24, %xmm7
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm7, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm7, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm7
-	vpternlogd	$150, %xmm7, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm16
-	vpxorq	%xmm9, %xmm24, %xmm7
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm6
-	vpternlogd	$106, %xmm6, %xmm26, %xmm4
-	vpternlogd	$106, %xmm6, %xmm24, %xmm5
-	vpxorq	%xmm21, %xmm4, %xmm6
-	vpxorq	%xmm4, %xmm16, %xmm4
-	vpternlogd	$106, %xmm4, %xmm7, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm4
-	vpternlogd	$40, %xmm4, %xmm0, %xmm10
-	vpxorq	%xmm4, %xmm7, %xmm0
-	vpternlogd	$106, %xmm10, %xmm0, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm17
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm0, %xmm23
-	vpternlogd	$106, %xmm23, %xmm4, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm17, %xmm5
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm7, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm4
-	vpternlogd	$150, %xmm6, %xmm14, %xmm0
-	vpternlogd	$150, %xmm6, %xmm14, %xmm16
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpxorq	%xmm20, %xmm17, %xmm7
-	vpxorq	%xmm20, %xmm5, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm16, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm0, %xmm10
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm6, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm5, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm28, %xmm14
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm8, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm7, %xmm17
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm6, %xmm6
-	vpxorq	%xmm13, %xmm5, %xmm5
-	vpxorq	%xmm14, %xmm28, %xmm28
-	vpxorq	%xmm15, %xmm8, %xmm8
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm16, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm6, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm5, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm8, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm7, %xmm25
-	vpternlogd	$150, %xmm18, %xmm7, %xmm9
-	vpternlogd	$150, %xmm19, %xmm16, %xmm10
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm6, %xmm13
-	vpternlogd	$150, %xmm23, %xmm5, %xmm14
-	vpternlogd	$150, %xmm24, %xmm28, %xmm15
-	vpternlogd	$150, %xmm25, %xmm8, %xmm17
-	vpxorq	768(%rbx), %xmm9, %xmm9
-	vpternlogd	$150, 832(%rbx), %xmm7, %xmm10
-	vpxorq	896(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 960(%rbx), %xmm7, %xmm12
-	vpternlogd	$150, 1024(%rbx), %xmm7, %xmm13
-	vpxorq	1088(%rbx), %xmm14, %xmm14
-	vpxorq	1152(%rbx), %xmm15, %xmm15
-	vpxorq	1216(%rbx), %xmm17, %xmm17
-	vpxorq	%xmm14, %xmm15, %xmm0
-	vpxorq	%xmm0, %xmm9, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm10, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm8
-	vpxorq	%xmm10, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm8, %xmm16
-	vpxorq	%xmm16, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm15
-	vpternlogd	$130, %xmm16, %xmm11, %xmm12
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm15, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm9, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm10
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm8, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm10, %xmm24
-	vmovdqa64	%xmm11, %xmm10
-	vpternlogd	$150, %xmm18, %xmm9, %xmm10
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm10, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm15
-	vmovdqa64	%xmm15, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm15, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm15, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm15
-	vpternlogd	$96, %xmm15, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm15, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm15, %xmm19, %xmm14
-	vpxorq	%xmm15, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm9
-	vpternlogd	$106, %xmm11, %xmm24, %xmm10
-	vpxorq	%xmm21, %xmm9, %xmm11
-	vpxorq	%xmm9, %xmm14, %xmm9
-	vpternlogd	$106, %xmm9, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm9
-	vpternlogd	$40, %xmm9, %xmm13, %xmm17
-	vpxorq	%xmm9, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm8
-	vpternlogd	$106, %xmm8, %xmm24, %xmm29
-	vpternlogd	$106, %xmm8, %xmm15, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm9, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm16, %xmm10
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm4
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm10, %xmm11, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm6
-	vpxorq	%xmm20, %xmm10, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm14, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm5, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm10, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm28, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm7, %xmm16
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm6, %xmm17
-	vpxorq	%xmm8, %xmm14, %xmm14
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm10, %xmm10
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm7, %xmm7
-	vpxorq	%xmm17, %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm14, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm5, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm10, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm7, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm6, %xmm25
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpternlogd	$150, %xmm19, %xmm14, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm10, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm7, %xmm17
-	vpxorq	1280(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, 1344(%rbx), %xmm6, %xmm9
-	vpxorq	1408(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 1472(%rbx), %xmm6, %xmm12
-	vpternlogd	$150, 1536(%rbx), %xmm6, %xmm13
-	vpxorq	1600(%rbx), %xmm15, %xmm15
-	vpxorq	1664(%rbx), %xmm16, %xmm16
-	vpxorq	1728(%rbx), %xmm17, %xmm17
-	leaq	1792(%rbx), %rcx
-	leaq	.Laesgen_bitsliced512_gcm_none_seal_bs_rotations128+32(%rip), %r8
-	movq	$7, %rsi
-.Laesgen_bitsliced512_gcm_none_seal_bs_round_2:
-	vmovdqa64	%xmm8, %xmm0
-	vmovdqa64	%xmm9, %xmm4
-	vmovdqa64	%xmm11, %xmm5
-	vmovdqa64	%xmm12, %xmm6
-	vmovdqa64	%xmm13, %xmm7
-	vmovdqa64	%xmm15, %xmm8
-	vmovdqa64	%xmm16, %xmm9
-	vmovdqa64	%xmm17, %xmm10
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm0, %xmm11
-	vpxorq	%xmm11, %xmm7, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm4, %xmm14
-	vpxorq	%xmm5, %xmm7, %xmm15
-	vpxorq	%xmm4, %xmm10, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm16
-	vpxorq	%xmm16, %xmm6, %xmm17
-	vpxorq	%xmm17, %xmm9, %xmm9
-	vpternlogd	$130, %xmm16, %xmm5, %xmm6
-	vmovdqa64	%xmm0, %xmm19
-	vpternlogd	$106, %xmm6, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm7, %xmm20
-	vpxorq	%xmm20, %xmm0, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm17, %xmm5, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm18, %xmm24
-	vpandq	%xmm22, %xmm18, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm4
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm7, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm4, %xmm24
-	vmovdqa64	%xmm5, %xmm4
-	vpternlogd	$150, %xmm17, %xmm0, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm4, %xmm29, %xmm6
-	vpternlogd	$150, %xmm27, %xmm6, %xmm9
-	vmovdqa64	%xmm9, %xmm6
-	vpternlogd	$106, %xmm25, %xmm24, %xmm6
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm6, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm6, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm6
-	vpternlogd	$150, %xmm6, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm18
-	vpxorq	%xmm9, %xmm24, %xmm6
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm17, %xmm5
-	vpternlogd	$106, %xmm5, %xmm26, %xmm0
-	vpternlogd	$106, %xmm5, %xmm24, %xmm4
-	vpxorq	%xmm21, %xmm0, %xmm5
-	vpxorq	%xmm0, %xmm18, %xmm0
-	vpternlogd	$106, %xmm0, %xmm6, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm0
-	vpternlogd	$40, %xmm0, %xmm7, %xmm10
-	vpxorq	%xmm0, %xmm6, %xmm7
-	vpternlogd	$106, %xmm10, %xmm7, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm7, %xmm23
-	vpternlogd	$106, %xmm23, %xmm0, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm16, %xmm4
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm6, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm6
-	vpternlogd	$150, %xmm5, %xmm14, %xmm0
-	vpternlogd	$150, %xmm5, %xmm14, %xmm18
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm7
-	vpxorq	%xmm20, %xmm4, %xmm10
-	vpshufb	(%r8), %xmm18, %xmm8
-	vpshufb	(%r8), %xmm0, %xmm9
-	vpshufb	(%r8), %xmm6, %xmm11
-	vpshufb	(%r8), %xmm5, %xmm12
-	vpshufb	(%r8), %xmm4, %xmm13
-	vpshufb	(%r8), %xmm28, %xmm15
-	vpshufb	(%r8), %xmm10, %xmm16
-	vpshufb	(%r8), %xmm7, %xmm17
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm6, %xmm6
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm10, %xmm10
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	16(%r8), %xmm18, %xmm14
-	vpshufb	16(%r8), %xmm0, %xmm19
-	vpshufb	16(%r8), %xmm6, %xmm20
-	vpshufb	16(%r8), %xmm5, %xmm21
-	vpshufb	16(%r8), %xmm4, %xmm22
-	vpshufb	16(%r8), %xmm28, %xmm23
-	vpshufb	16(%r8), %xmm10, %xmm24
-	vpshufb	16(%r8), %xmm7, %xmm25
-	vpternlogd	$150, %xmm14, %xmm7, %xmm8
-	vpternlogd	$150, %xmm19, %xmm18, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm6, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm4, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm10, %xmm17
-	vpxorq	(%rcx), %xmm8, %xmm8
-	vpternlogd	$150, 64(%rcx), %xmm7, %xmm9
-	vpxorq	128(%rcx), %xmm11, %xmm11
-	vpternlogd	$150, 192(%rcx), %xmm7, %xmm12
-	vpternlogd	$150, 256(%rcx), %xmm7, %xmm13
-	vpxorq	320(%rcx), %xmm15, %xmm15
-	vpxorq	384(%rcx), %xmm16, %xmm16
-	vpxorq	448(%rcx), %xmm17, %xmm17
-	addq	$512, %rcx
-	addq	$32, %r8
-	decq	%rsi
-	jne	.Laesgen_bitsliced512_gcm_none_seal_bs_round_2
-	vpxorq	%xmm15, %xmm16, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm9, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm10
-	vpxorq	%xmm9, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm10, %xmm15
-	vpxorq	%xmm15, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm16, %xmm16
-	vpternlogd	$130, %xmm15, %xmm11, %xmm12
-	vmovdqa64	%xmm8, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm16, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm8, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm9
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm10, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm9, %xmm24
-	vmovdqa64	%xmm11, %xmm9
-	vpternlogd	$150, %xmm18, %xmm8, %xmm9
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm9, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm16
-	vmovdqa64	%xmm16, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm16, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm16, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm16
-	vpternlogd	$96, %xmm16, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm16, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm16, %xmm19, %xmm14
-	vpxorq	%xmm16, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm8
-	vpternlogd	$106, %xmm11, %xmm24, %xmm9
-	vpxorq	%xmm21, %xmm8, %xmm11
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpternlogd	$106, %xmm8, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm8
-	vpternlogd	$40, %xmm8, %xmm13, %xmm17
-	vpxorq	%xmm8, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm10
-	vpternlogd	$106, %xmm10, %xmm24, %xmm29
-	vpternlogd	$106, %xmm10, %xmm16, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm15
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm8, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm15, %xmm9
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm9, %xmm11, %xmm7
-	vpxorq	%xmm20, %xmm15, %xmm4
-	vpxorq	%xmm20, %xmm9, %xmm5
-	vpxorq	5376(%rbx), %xmm14, %xmm14
-	vpxorq	5440(%rbx), %xmm0, %xmm0
-	vpxorq	5504(%rbx), %xmm6, %xmm6
-	vpxorq	5568(%rbx), %xmm7, %xmm7
-	vpxorq	5632(%rbx), %xmm9, %xmm9
-	vpxorq	5696(%rbx), %xmm28, %xmm28
-	vpxorq	5760(%rbx), %xmm5, %xmm5
-	vpxorq	5824(%rbx), %xmm4, %xmm4
-	vpsrlq	$1, %xmm14, %xmm8
-	vpsllq	$1, %xmm0, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm14
-	vpsrlq	$1, %xmm6, %xmm8
-	vpsllq	$1, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm6
-	vpsrlq	$1, %xmm9, %xmm8
-	vpsllq	$1, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm9
-	vpsrlq	$1, %xmm5, %xmm8
-	vpsllq	$1, %xmm4, %xmm10
+	vpsrlq	$1, %xmm1, %xmm8
+	vpsllq	$1, %xmm2, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm1
+	vpsrlq	$1, %xmm3, %xmm8
+	vpsllq	$1, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm5
-	vpsrlq	$2, %xmm14, %xmm8
-	vpsllq	$2, %xmm6, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm14
-	vpsrlq	$2, %xmm0, %xmm8
-	vpsllq	$2, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm0
-	vpsrlq	$2, %xmm9, %xmm8
-	vpsllq	$2, %xmm5, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm9
-	vpsrlq	$2, %xmm28, %xmm8
-	vpsllq	$2, %xmm4, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm3
+	vpsrlq	$1, %xmm0, %xmm8
+	vpsllq	$1, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm0
+	vpsrlq	$1, %xmm6, %xmm8
+	vpsllq	$1, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm6
+	vpsrlq	$2, %xmm1, %xmm8
+	vpsllq	$2, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm1
+	vpsrlq	$2, %xmm2, %xmm8
+	vpsllq	$2, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm28
-	vpsrlq	$4, %xmm14, %xmm8
-	vpsllq	$4, %xmm9, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm10, %xmm14
-	vpsrlq	$4, %xmm0, %xmm8
-	vpsllq	$4, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm10, %xmm0
-	vpsrlq	$4, %xmm6, %xmm8
-	vpsllq	$4, %xmm5, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm2
+	vpsrlq	$2, %xmm0, %xmm8
+	vpsllq	$2, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm0
+	vpsrlq	$2, %xmm5, %xmm8
+	vpsllq	$2, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm5
+	vpsrlq	$4, %xmm1, %xmm8
+	vpsllq	$4, %xmm0, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpsllq	$4, %xmm5, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm10, %xmm6
-	vpsrlq	$4, %xmm7, %xmm5
-	vpsllq	$4, %xmm4, %xmm8
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm7
-	vmovdqa64	%xmm14, %xmm4
-	vmovdqa64	%xmm0, %xmm5
-	vmovdqa64	%xmm6, %xmm6
-	vmovdqa64	%xmm7, %xmm7
-	vmovdqa64	%xmm9, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpsllq	$4, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm3
+	vpsrlq	$4, %xmm4, %xmm8
+	vpsllq	$4, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm4
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm8
+	vpxorq	%xmm8, %xmm0, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm2, %xmm11
+	vpxorq	%xmm3, %xmm0, %xmm12
+	vpxorq	%xmm2, %xmm7, %xmm13
+	vpxorq	%xmm13, %xmm12, %xmm14
+	vpxorq	%xmm14, %xmm4, %xmm15
+	vpxorq	%xmm15, %xmm6, %xmm6
+	vpternlogd	$130, %xmm14, %xmm3, %xmm4
+	vmovdqa64	%xmm1, %xmm16
+	vpternlogd	$106, %xmm4, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm0, %xmm17
+	vpxorq	%xmm17, %xmm1, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm13, %xmm21
+	vpandq	%xmm19, %xmm13, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm2
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm0, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm2, %xmm21
+	vmovdqa64	%xmm3, %xmm2
+	vpternlogd	$150, %xmm15, %xmm1, %xmm2
+	vpxorq	%xmm3, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm2, %xmm26, %xmm4
+	vpternlogd	$150, %xmm24, %xmm4, %xmm6
+	vmovdqa64	%xmm6, %xmm4
+	vpternlogd	$106, %xmm22, %xmm21, %xmm4
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm4, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm4, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm4
+	vpternlogd	$150, %xmm4, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm13
+	vpxorq	%xmm6, %xmm21, %xmm4
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm3
+	vpternlogd	$106, %xmm3, %xmm23, %xmm1
+	vpternlogd	$106, %xmm3, %xmm21, %xmm2
+	vpxorq	%xmm18, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm13, %xmm1
+	vpternlogd	$106, %xmm1, %xmm4, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm1
+	vpternlogd	$40, %xmm1, %xmm0, %xmm7
+	vpxorq	%xmm1, %xmm4, %xmm0
+	vpternlogd	$106, %xmm7, %xmm0, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm14
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm0, %xmm20
+	vpternlogd	$106, %xmm20, %xmm1, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm14, %xmm2
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm4, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm1
+	vpternlogd	$150, %xmm3, %xmm11, %xmm0
+	vpternlogd	$150, %xmm3, %xmm11, %xmm13
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm17, %xmm14, %xmm4
+	vpxorq	%xmm17, %xmm2, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm13, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm25, %xmm11
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm5, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l3128(%rip), %xmm4, %xmm14
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm3, %xmm3
+	vpxorq	%xmm10, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm25, %xmm25
+	vpxorq	%xmm12, %xmm5, %xmm5
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm13, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm3, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm2, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm5, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l3128(%rip), %xmm4, %xmm22
+	vpternlogd	$150, %xmm15, %xmm4, %xmm6
+	vpternlogd	$150, %xmm16, %xmm13, %xmm7
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm3, %xmm10
+	vpternlogd	$150, %xmm20, %xmm2, %xmm11
+	vpternlogd	$150, %xmm21, %xmm25, %xmm12
+	vpternlogd	$150, %xmm22, %xmm5, %xmm14
+	vpxorq	768(%rbx), %xmm6, %xmm6
+	vpternlogd	$150, 832(%rbx), %xmm4, %xmm7
+	vpxorq	896(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 960(%rbx), %xmm4, %xmm9
+	vpternlogd	$150, 1024(%rbx), %xmm4, %xmm10
+	vpxorq	1088(%rbx), %xmm11, %xmm11
+	vpxorq	1152(%rbx), %xmm12, %xmm12
+	vpxorq	1216(%rbx), %xmm14, %xmm14
+	vpxorq	%xmm11, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm5
+	vpxorq	%xmm7, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm5, %xmm13
+	vpxorq	%xmm13, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm12
+	vpternlogd	$130, %xmm13, %xmm8, %xmm9
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm12, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm6, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm7
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm5, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm7, %xmm21
+	vmovdqa64	%xmm8, %xmm7
+	vpternlogd	$150, %xmm15, %xmm6, %xmm7
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm7, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm12
+	vmovdqa64	%xmm12, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm12, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm12, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm12
+	vpternlogd	$96, %xmm12, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm12, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm12, %xmm16, %xmm11
+	vpxorq	%xmm12, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm6
+	vpternlogd	$106, %xmm8, %xmm21, %xmm7
+	vpxorq	%xmm18, %xmm6, %xmm8
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpternlogd	$106, %xmm6, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm6
+	vpternlogd	$40, %xmm6, %xmm10, %xmm14
+	vpxorq	%xmm6, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm5
+	vpternlogd	$106, %xmm5, %xmm21, %xmm26
+	vpternlogd	$106, %xmm5, %xmm12, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm6, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm13, %xmm7
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm7, %xmm8, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm3
+	vpxorq	%xmm17, %xmm7, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm0, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm7, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm25, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l0128(%rip), %xmm3, %xmm14
+	vpxorq	%xmm5, %xmm11, %xmm11
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm4, %xmm4
+	vpxorq	%xmm14, %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm11, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm2, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm7, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm4, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l0128(%rip), %xmm3, %xmm22
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpternlogd	$150, %xmm16, %xmm11, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm7, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm4, %xmm14
+	vpxorq	1280(%rbx), %xmm5, %xmm5
+	vpternlogd	$150, 1344(%rbx), %xmm3, %xmm6
+	vpxorq	1408(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 1472(%rbx), %xmm3, %xmm9
+	vpternlogd	$150, 1536(%rbx), %xmm3, %xmm10
+	vpxorq	1600(%rbx), %xmm12, %xmm12
+	vpxorq	1664(%rbx), %xmm13, %xmm13
+	vpxorq	1728(%rbx), %xmm14, %xmm14
+	leaq	1792(%rbx), %rsi
+	leaq	.Laesgen_bitsliced512_gcm_none_seal_bs_rotations128+32(%rip), %r10
+	movq	$7, %rdi
+.Laesgen_bitsliced512_gcm_none_seal_bs_round_2:
+	vmovdqa64	%xmm5, %xmm0
+	vmovdqa64	%xmm6, %xmm1
+	vmovdqa64	%xmm8, %xmm2
+	vmovdqa64	%xmm9, %xmm3
+	vmovdqa64	%xmm10, %xmm4
+	vmovdqa64	%xmm12, %xmm5
+	vmovdqa64	%xmm13, %xmm6
+	vmovdqa64	%xmm14, %xmm7
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm0, %xmm8
+	vpxorq	%xmm8, %xmm4, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm1, %xmm11
+	vpxorq	%xmm2, %xmm4, %xmm12
+	vpxorq	%xmm1, %xmm7, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm14
+	vpxorq	%xmm14, %xmm6, %xmm6
+	vpternlogd	$130, %xmm13, %xmm2, %xmm3
+	vmovdqa64	%xmm0, %xmm16
+	vpternlogd	$106, %xmm3, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm4, %xmm17
+	vpxorq	%xmm17, %xmm0, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm14, %xmm2, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm15, %xmm21
+	vpandq	%xmm19, %xmm15, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm1
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm4, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm1, %xmm21
+	vmovdqa64	%xmm2, %xmm1
+	vpternlogd	$150, %xmm14, %xmm0, %xmm1
+	vpxorq	%xmm2, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm1, %xmm26, %xmm3
+	vpternlogd	$150, %xmm24, %xmm3, %xmm6
+	vmovdqa64	%xmm6, %xmm3
+	vpternlogd	$106, %xmm22, %xmm21, %xmm3
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm3, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm3, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm3
+	vpternlogd	$150, %xmm3, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm15
+	vpxorq	%xmm6, %xmm21, %xmm3
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm14, %xmm2
+	vpternlogd	$106, %xmm2, %xmm23, %xmm0
+	vpternlogd	$106, %xmm2, %xmm21, %xmm1
+	vpxorq	%xmm18, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm15, %xmm0
+	vpternlogd	$106, %xmm0, %xmm3, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm0
+	vpternlogd	$40, %xmm0, %xmm4, %xmm7
+	vpxorq	%xmm0, %xmm3, %xmm4
+	vpternlogd	$106, %xmm7, %xmm4, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm4, %xmm20
+	vpternlogd	$106, %xmm20, %xmm0, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm13, %xmm1
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm3, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm3
+	vpternlogd	$150, %xmm2, %xmm11, %xmm0
+	vpternlogd	$150, %xmm2, %xmm11, %xmm15
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm4
+	vpxorq	%xmm17, %xmm1, %xmm7
+	vpshufb	(%r10), %xmm15, %xmm5
+	vpshufb	(%r10), %xmm0, %xmm6
+	vpshufb	(%r10), %xmm3, %xmm8
+	vpshufb	(%r10), %xmm2, %xmm9
+	vpshufb	(%r10), %xmm1, %xmm10
+	vpshufb	(%r10), %xmm25, %xmm12
+	vpshufb	(%r10), %xmm7, %xmm13
+	vpshufb	(%r10), %xmm4, %xmm14
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm3, %xmm3
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm1, %xmm1
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm7, %xmm7
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	16(%r10), %xmm15, %xmm11
+	vpshufb	16(%r10), %xmm0, %xmm16
+	vpshufb	16(%r10), %xmm3, %xmm17
+	vpshufb	16(%r10), %xmm2, %xmm18
+	vpshufb	16(%r10), %xmm1, %xmm19
+	vpshufb	16(%r10), %xmm25, %xmm20
+	vpshufb	16(%r10), %xmm7, %xmm21
+	vpshufb	16(%r10), %xmm4, %xmm22
+	vpternlogd	$150, %xmm11, %xmm4, %xmm5
+	vpternlogd	$150, %xmm16, %xmm15, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm3, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm1, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm7, %xmm14
+	vpxorq	(%rsi), %xmm5, %xmm5
+	vpternlogd	$150, 64(%rsi), %xmm4, %xmm6
+	vpxorq	128(%rsi), %xmm8, %xmm8
+	vpternlogd	$150, 192(%rsi), %xmm4, %xmm9
+	vpternlogd	$150, 256(%rsi), %xmm4, %xmm10
+	vpxorq	320(%rsi), %xmm12, %xmm12
+	vpxorq	384(%rsi), %xmm13, %xmm13
+	vpxorq	448(%rsi), %xmm14, %xmm14
+	addq	$512, %rsi
+	addq	$32, %r10
+	decq	%rdi
+	jne	.Laesgen_bitsliced512_gcm_none_seal_bs_round_2
+	vpxorq	%xmm12, %xmm13, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm6, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm7
+	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm12
+	vpxorq	%xmm12, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm13, %xmm13
+	vpternlogd	$130, %xmm12, %xmm8, %xmm9
+	vmovdqa64	%xmm5, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm13, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm5, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm6
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm7, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm6, %xmm21
+	vmovdqa64	%xmm8, %xmm6
+	vpternlogd	$150, %xmm15, %xmm5, %xmm6
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm6, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm13
+	vmovdqa64	%xmm13, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm13, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm13, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm13
+	vpternlogd	$96, %xmm13, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm13, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm13, %xmm16, %xmm11
+	vpxorq	%xmm13, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm5
+	vpternlogd	$106, %xmm8, %xmm21, %xmm6
+	vpxorq	%xmm18, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm11, %xmm5
+	vpternlogd	$106, %xmm5, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm5
+	vpternlogd	$40, %xmm5, %xmm10, %xmm14
+	vpxorq	%xmm5, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm7
+	vpternlogd	$106, %xmm7, %xmm21, %xmm26
+	vpternlogd	$106, %xmm7, %xmm13, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm12
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm5, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm12, %xmm6
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm6, %xmm8, %xmm4
+	vpxorq	%xmm17, %xmm12, %xmm1
+	vpxorq	%xmm17, %xmm6, %xmm2
+	vpxorq	5376(%rbx), %xmm11, %xmm11
+	vpxorq	5440(%rbx), %xmm0, %xmm0
+	vpxorq	5504(%rbx), %xmm3, %xmm3
+	vpxorq	5568(%rbx), %xmm4, %xmm4
+	vpxorq	5632(%rbx), %xmm6, %xmm6
+	vpxorq	5696(%rbx), %xmm25, %xmm25
+	vpxorq	5760(%rbx), %xmm2, %xmm2
+	vpxorq	5824(%rbx), %xmm1, %xmm1
+	vpsrlq	$1, %xmm11, %xmm5
+	vpsllq	$1, %xmm0, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm11
+	vpsrlq	$1, %xmm3, %xmm5
+	vpsllq	$1, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm3
+	vpsrlq	$1, %xmm6, %xmm5
+	vpsllq	$1, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm6
+	vpsrlq	$1, %xmm2, %xmm5
+	vpsllq	$1, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm2
+	vpsrlq	$2, %xmm11, %xmm5
+	vpsllq	$2, %xmm3, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm11
+	vpsrlq	$2, %xmm0, %xmm5
+	vpsllq	$2, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm0
+	vpsrlq	$2, %xmm6, %xmm5
+	vpsllq	$2, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm6
+	vpsrlq	$2, %xmm25, %xmm5
+	vpsllq	$2, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm25
+	vpsrlq	$4, %xmm11, %xmm5
+	vpsllq	$4, %xmm6, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm11
+	vpsrlq	$4, %xmm0, %xmm5
+	vpsllq	$4, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm0
+	vpsrlq	$4, %xmm3, %xmm5
+	vpsllq	$4, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm3
+	vpsrlq	$4, %xmm4, %xmm2
+	vpsllq	$4, %xmm1, %xmm5
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm4
+	vmovdqa64	%xmm11, %xmm1
+	vmovdqa64	%xmm0, %xmm2
+	vmovdqa64	%xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vmovdqa64	%xmm6, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_short_keystream
 .Laesgen_bitsliced512_gcm_none_seal_short192:
-	vmovdqa64	(%rbx), %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm6, %xmm6
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm0, %xmm0
-	vpxorq	%xmm8, %xmm8, %xmm8
-	vpxorq	%xmm9, %xmm9, %xmm9
-	vpxorq	%xmm10, %xmm10, %xmm10
-	vpsrlq	$1, %xmm4, %xmm11
-	vpsllq	$1, %xmm5, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm4
-	vpsrlq	$1, %xmm6, %xmm11
-	vpsllq	$1, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm6
-	vpsrlq	$1, %xmm0, %xmm11
-	vpsllq	$1, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm0
-	vpsrlq	$1, %xmm9, %xmm11
-	vpsllq	$1, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm12, %xmm9
-	vpsrlq	$2, %xmm4, %xmm11
-	vpsllq	$2, %xmm6, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm4
-	vpsrlq	$2, %xmm5, %xmm11
-	vpsllq	$2, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm5
-	vpsrlq	$2, %xmm0, %xmm11
-	vpsllq	$2, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm0
-	vpsrlq	$2, %xmm8, %xmm11
-	vpsllq	$2, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm12, %xmm8
-	vpsrlq	$4, %xmm4, %xmm11
-	vpsllq	$4, %xmm0, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm4
-	vpsrlq	$4, %xmm5, %xmm11
-	vpsllq	$4, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm5
-	vpsrlq	$4, %xmm6, %xmm11
-	vpsllq	$4, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm6
-	vpsrlq	$4, %xmm7, %xmm11
-	vpsllq	$4, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm12, %xmm7
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm11
-	vpxorq	%xmm11, %xmm0, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm5, %xmm14
-	vpxorq	%xmm6, %xmm0, %xmm15
-	vpxorq	%xmm5, %xmm10, %xmm16
-	vpxorq	%xmm16, %xmm15, %xmm17
-	vpxorq	%xmm17, %xmm7, %xmm18
-	vpxorq	%xmm18, %xmm9, %xmm9
-	vpternlogd	$130, %xmm17, %xmm6, %xmm7
-	vmovdqa64	%xmm4, %xmm19
-	vpternlogd	$106, %xmm7, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm0, %xmm20
-	vpxorq	%xmm20, %xmm4, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm16, %xmm24
-	vpandq	%xmm22, %xmm16, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm5
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm0, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm5, %xmm24
-	vmovdqa64	%xmm6, %xmm5
-	vpternlogd	$150, %xmm18, %xmm4, %xmm5
-	vpxorq	%xmm6, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm5, %xmm29, %xmm7
-	vpternlogd	$150, %xmm27, %xmm7, %xmm9
-	vmovdqa64	%xmm9, %xmm7
-	vpternlogd	$106, %xmm25, %xmm24, %xmm7
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm7, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm7, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm7
-	vpternlogd	$150, %xmm7, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm16
-	vpxorq	%xmm9, %xmm24, %xmm7
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm6
-	vpternlogd	$106, %xmm6, %xmm26, %xmm4
-	vpternlogd	$106, %xmm6, %xmm24, %xmm5
-	vpxorq	%xmm21, %xmm4, %xmm6
-	vpxorq	%xmm4, %xmm16, %xmm4
-	vpternlogd	$106, %xmm4, %xmm7, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm4
-	vpternlogd	$40, %xmm4, %xmm0, %xmm10
-	vpxorq	%xmm4, %xmm7, %xmm0
-	vpternlogd	$106, %xmm10, %xmm0, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm17
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm0, %xmm23
-	vpternlogd	$106, %xmm23, %xmm4, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm17, %xmm5
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm7, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm4
-	vpternlogd	$150, %xmm6, %xmm14, %xmm0
-	vpternlogd	$150, %xmm6, %xmm14, %xmm16
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpxorq	%xmm20, %xmm17, %xmm7
-	vpxorq	%xmm20, %xmm5, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm16, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm0, %xmm10
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm6, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm5, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm28, %xmm14
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm8, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm7, %xmm17
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm6, %xmm6
-	vpxorq	%xmm13, %xmm5, %xmm5
-	vpxorq	%xmm14, %xmm28, %xmm28
-	vpxorq	%xmm15, %xmm8, %xmm8
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm16, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm6, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm5, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm8, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm7, %xmm25
-	vpternlogd	$150, %xmm18, %xmm7, %xmm9
-	vpternlogd	$150, %xmm19, %xmm16, %xmm10
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm6, %xmm13
-	vpternlogd	$150, %xmm23, %xmm5, %xmm14
-	vpternlogd	$150, %xmm24, %xmm28, %xmm15
-	vpternlogd	$150, %xmm25, %xmm8, %xmm17
-	vpxorq	768(%rbx), %xmm9, %xmm9
-	vpternlogd	$150, 832(%rbx), %xmm7, %xmm10
-	vpxorq	896(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 960(%rbx), %xmm7, %xmm12
-	vpternlogd	$150, 1024(%rbx), %xmm7, %xmm13
-	vpxorq	1088(%rbx), %xmm14, %xmm14
-	vpxorq	1152(%rbx), %xmm15, %xmm15
-	vpxorq	1216(%rbx), %xmm17, %xmm17
-	vpxorq	%xmm14, %xmm15, %xmm0
-	vpxorq	%xmm0, %xmm9, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm10, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm8
-	vpxorq	%xmm10, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm8, %xmm16
-	vpxorq	%xmm16, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm15
-	vpternlogd	$130, %xmm16, %xmm11, %xmm12
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm15, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm9, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm10
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm8, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm10, %xmm24
-	vmovdqa64	%xmm11, %xmm10
-	vpternlogd	$150, %xmm18, %xmm9, %xmm10
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm10, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm15
-	vmovdqa64	%xmm15, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm15, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm15, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm15
-	vpternlogd	$96, %xmm15, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm15, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm15, %xmm19, %xmm14
-	vpxorq	%xmm15, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm9
-	vpternlogd	$106, %xmm11, %xmm24, %xmm10
-	vpxorq	%xmm21, %xmm9, %xmm11
-	vpxorq	%xmm9, %xmm14, %xmm9
-	vpternlogd	$106, %xmm9, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm9
-	vpternlogd	$40, %xmm9, %xmm13, %xmm17
-	vpxorq	%xmm9, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm8
-	vpternlogd	$106, %xmm8, %xmm24, %xmm29
-	vpternlogd	$106, %xmm8, %xmm15, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm9, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm16, %xmm10
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm4
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm10, %xmm11, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm6
-	vpxorq	%xmm20, %xmm10, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm14, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm5, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm10, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm28, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm7, %xmm16
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm6, %xmm17
-	vpxorq	%xmm8, %xmm14, %xmm14
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm10, %xmm10
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm7, %xmm7
-	vpxorq	%xmm17, %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm14, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm5, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm10, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm7, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm6, %xmm25
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpternlogd	$150, %xmm19, %xmm14, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm10, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm7, %xmm17
-	vpxorq	1280(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, 1344(%rbx), %xmm6, %xmm9
-	vpxorq	1408(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 1472(%rbx), %xmm6, %xmm12
-	vpternlogd	$150, 1536(%rbx), %xmm6, %xmm13
-	vpxorq	1600(%rbx), %xmm15, %xmm15
-	vpxorq	1664(%rbx), %xmm16, %xmm16
-	vpxorq	1728(%rbx), %xmm17, %xmm17
-	leaq	1792(%rbx), %rcx
-	leaq	.Laesgen_bitsliced512_gcm_none_seal_bs_rotations128+96(%rip), %r8
-	movq	$9, %rsi
-.Laesgen_bitsliced512_gcm_none_seal_bs_round_3:
-	vmovdqa64	%xmm8, %xmm0
-	vmovdqa64	%xmm9, %xmm4
-	vmovdqa64	%xmm11, %xmm5
-	vmovdqa64	%xmm12, %xmm6
-	vmovdqa64	%xmm13, %xmm7
-	vmovdqa64	%xmm15, %xmm8
-	vmovdqa64	%xmm16, %xmm9
-	vmovdqa64	%xmm17, %xmm10
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm0, %xmm11
-	vpxorq	%xmm11, %xmm7, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm4, %xmm14
-	vpxorq	%xmm5, %xmm7, %xmm15
-	vpxorq	%xmm4, %xmm10, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm16
-	vpxorq	%xmm16, %xmm6, %xmm17
-	vpxorq	%xmm17, %xmm9, %xmm9
-	vpternlogd	$130, %xmm16, %xmm5, %xmm6
-	vmovdqa64	%xmm0, %xmm19
-	vpternlogd	$106, %xmm6, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm7, %xmm20
-	vpxorq	%xmm20, %xmm0, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm17, %xmm5, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm18, %xmm24
-	vpandq	%xmm22, %xmm18, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm4
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm7, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm4, %xmm24
-	vmovdqa64	%xmm5, %xmm4
-	vpternlogd	$150, %xmm17, %xmm0, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm4, %xmm29, %xmm6
-	vpternlogd	$150, %xmm27, %xmm6, %xmm9
-	vmovdqa64	%xmm9, %xmm6
-	vpternlogd	$106, %xmm25, %xmm24, %xmm6
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm6, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm6, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm6
-	vpternlogd	$150, %xmm6, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm18
-	vpxorq	%xmm9, %xmm24, %xmm6
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm17, %xmm5
-	vpternlogd	$106, %xmm5, %xmm26, %xmm0
-	vpternlogd	$106, %xmm5, %xmm24, %xmm4
-	vpxorq	%xmm21, %xmm0, %xmm5
-	vpxorq	%xmm0, %xmm18, %xmm0
-	vpternlogd	$106, %xmm0, %xmm6, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm0
-	vpternlogd	$40, %xmm0, %xmm7, %xmm10
-	vpxorq	%xmm0, %xmm6, %xmm7
-	vpternlogd	$106, %xmm10, %xmm7, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm7, %xmm23
-	vpternlogd	$106, %xmm23, %xmm0, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm16, %xmm4
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm6, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm6
-	vpternlogd	$150, %xmm5, %xmm14, %xmm0
-	vpternlogd	$150, %xmm5, %xmm14, %xmm18
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm7
-	vpxorq	%xmm20, %xmm4, %xmm10
-	vpshufb	(%r8), %xmm18, %xmm8
-	vpshufb	(%r8), %xmm0, %xmm9
-	vpshufb	(%r8), %xmm6, %xmm11
-	vpshufb	(%r8), %xmm5, %xmm12
-	vpshufb	(%r8), %xmm4, %xmm13
-	vpshufb	(%r8), %xmm28, %xmm15
-	vpshufb	(%r8), %xmm10, %xmm16
-	vpshufb	(%r8), %xmm7, %xmm17
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm6, %xmm6
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm10, %xmm10
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	16(%r8), %xmm18, %xmm14
-	vpshufb	16(%r8), %xmm0, %xmm19
-	vpshufb	16(%r8), %xmm6, %xmm20
-	vpshufb	16(%r8), %xmm5, %xmm21
-	vpshufb	16(%r8), %xmm4, %xmm22
-	vpshufb	16(%r8), %xmm28, %xmm23
-	vpshufb	16(%r8), %xmm10, %xmm24
-	vpshufb	16(%r8), %xmm7, %xmm25
-	vpternlogd	$150, %xmm14, %xmm7, %xmm8
-	vpternlogd	$150, %xmm19, %xmm18, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm6, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm4, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm10, %xmm17
-	vpxorq	(%rcx), %xmm8, %xmm8
-	vpternlogd	$150, 64(%rcx), %xmm7, %xmm9
-	vpxorq	128(%rcx), %xmm11, %xmm11
-	vpternlogd	$150, 192(%rcx), %xmm7, %xmm12
-	vpternlogd	$150, 256(%rcx), %xmm7, %xmm13
-	vpxorq	320(%rcx), %xmm15, %xmm15
-	vpxorq	384(%rcx), %xmm16, %xmm16
-	vpxorq	448(%rcx), %xmm17, %xmm17
-	addq	$512, %rcx
-	addq	$32, %r8
-	decq	%rsi
-	jne	.Laesgen_bitsliced512_gcm_none_seal_bs_round_3
-	vpxorq	%xmm15, %xmm16, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm9, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm10
-	vpxorq	%xmm9, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm10, %xmm15
-	vpxorq	%xmm15, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm16, %xmm16
-	vpternlogd	$130, %xmm15, %xmm11, %xmm12
-	vmovdqa64	%xmm8, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm16, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm8, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm9
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm10, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm9, %xmm24
-	vmovdqa64	%xmm11, %xmm9
-	vpternlogd	$150, %xmm18, %xmm8, %xmm9
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm9, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm16
-	vmovdqa64	%xmm16, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm16, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm16, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm16
-	vpternlogd	$96, %xmm16, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm16, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm16, %xmm19, %xmm14
-	vpxorq	%xmm16, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm8
-	vpternlogd	$106, %xmm11, %xmm24, %xmm9
-	vpxorq	%xmm21, %xmm8, %xmm11
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpternlogd	$106, %xmm8, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm8
-	vpternlogd	$40, %xmm8, %xmm13, %xmm17
-	vpxorq	%xmm8, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm10
-	vpternlogd	$106, %xmm10, %xmm24, %xmm29
-	vpternlogd	$106, %xmm10, %xmm16, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm15
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm8, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm15, %xmm9
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm9, %xmm11, %xmm7
-	vpxorq	%xmm20, %xmm15, %xmm4
-	vpxorq	%xmm20, %xmm9, %xmm5
-	vpxorq	6400(%rbx), %xmm14, %xmm14
-	vpxorq	6464(%rbx), %xmm0, %xmm0
-	vpxorq	6528(%rbx), %xmm6, %xmm6
-	vpxorq	6592(%rbx), %xmm7, %xmm7
-	vpxorq	6656(%rbx), %xmm9, %xmm9
-	vpxorq	6720(%rbx), %xmm28, %xmm28
-	vpxorq	6784(%rbx), %xmm5, %xmm5
-	vpxorq	6848(%rbx), %xmm4, %xmm4
-	vpsrlq	$1, %xmm14, %xmm8
-	vpsllq	$1, %xmm0, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm14
-	vpsrlq	$1, %xmm6, %xmm8
-	vpsllq	$1, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm6
-	vpsrlq	$1, %xmm9, %xmm8
-	vpsllq	$1, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm9
-	vpsrlq	$1, %xmm5, %xmm8
-	vpsllq	$1, %xmm4, %xmm10
+	vmovdqa64	(%rbx), %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm7, %xmm7
+	vpsrlq	$1, %xmm1, %xmm8
+	vpsllq	$1, %xmm2, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm1
+	vpsrlq	$1, %xmm3, %xmm8
+	vpsllq	$1, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm10, %xmm5
-	vpsrlq	$2, %xmm14, %xmm8
-	vpsllq	$2, %xmm6, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm14
-	vpsrlq	$2, %xmm0, %xmm8
-	vpsllq	$2, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm0
-	vpsrlq	$2, %xmm9, %xmm8
-	vpsllq	$2, %xmm5, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm9
-	vpsrlq	$2, %xmm28, %xmm8
-	vpsllq	$2, %xmm4, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm3
+	vpsrlq	$1, %xmm0, %xmm8
+	vpsllq	$1, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm0
+	vpsrlq	$1, %xmm6, %xmm8
+	vpsllq	$1, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm9, %xmm6
+	vpsrlq	$2, %xmm1, %xmm8
+	vpsllq	$2, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm1
+	vpsrlq	$2, %xmm2, %xmm8
+	vpsllq	$2, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm10, %xmm28
-	vpsrlq	$4, %xmm14, %xmm8
-	vpsllq	$4, %xmm9, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm10, %xmm14
-	vpsrlq	$4, %xmm0, %xmm8
-	vpsllq	$4, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm10, %xmm0
-	vpsrlq	$4, %xmm6, %xmm8
-	vpsllq	$4, %xmm5, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm2
+	vpsrlq	$2, %xmm0, %xmm8
+	vpsllq	$2, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm0
+	vpsrlq	$2, %xmm5, %xmm8
+	vpsllq	$2, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm9, %xmm5
+	vpsrlq	$4, %xmm1, %xmm8
+	vpsllq	$4, %xmm0, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpsllq	$4, %xmm5, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm10, %xmm6
-	vpsrlq	$4, %xmm7, %xmm5
-	vpsllq	$4, %xmm4, %xmm8
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm7
-	vmovdqa64	%xmm14, %xmm4
-	vmovdqa64	%xmm0, %xmm5
-	vmovdqa64	%xmm6, %xmm6
-	vmovdqa64	%xmm7, %xmm7
-	vmovdqa64	%xmm9, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpsllq	$4, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm3
+	vpsrlq	$4, %xmm4, %xmm8
+	vpsllq	$4, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm9, %xmm4
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm8
+	vpxorq	%xmm8, %xmm0, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm2, %xmm11
+	vpxorq	%xmm3, %xmm0, %xmm12
+	vpxorq	%xmm2, %xmm7, %xmm13
+	vpxorq	%xmm13, %xmm12, %xmm14
+	vpxorq	%xmm14, %xmm4, %xmm15
+	vpxorq	%xmm15, %xmm6, %xmm6
+	vpternlogd	$130, %xmm14, %xmm3, %xmm4
+	vmovdqa64	%xmm1, %xmm16
+	vpternlogd	$106, %xmm4, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm0, %xmm17
+	vpxorq	%xmm17, %xmm1, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm13, %xmm21
+	vpandq	%xmm19, %xmm13, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm2
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm0, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm2, %xmm21
+	vmovdqa64	%xmm3, %xmm2
+	vpternlogd	$150, %xmm15, %xmm1, %xmm2
+	vpxorq	%xmm3, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm2, %xmm26, %xmm4
+	vpternlogd	$150, %xmm24, %xmm4, %xmm6
+	vmovdqa64	%xmm6, %xmm4
+	vpternlogd	$106, %xmm22, %xmm21, %xmm4
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm4, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm4, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm4
+	vpternlogd	$150, %xmm4, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm13
+	vpxorq	%xmm6, %xmm21, %xmm4
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm3
+	vpternlogd	$106, %xmm3, %xmm23, %xmm1
+	vpternlogd	$106, %xmm3, %xmm21, %xmm2
+	vpxorq	%xmm18, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm13, %xmm1
+	vpternlogd	$106, %xmm1, %xmm4, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm1
+	vpternlogd	$40, %xmm1, %xmm0, %xmm7
+	vpxorq	%xmm1, %xmm4, %xmm0
+	vpternlogd	$106, %xmm7, %xmm0, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm14
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm0, %xmm20
+	vpternlogd	$106, %xmm20, %xmm1, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm14, %xmm2
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm4, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm1
+	vpternlogd	$150, %xmm3, %xmm11, %xmm0
+	vpternlogd	$150, %xmm3, %xmm11, %xmm13
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm17, %xmm14, %xmm4
+	vpxorq	%xmm17, %xmm2, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm13, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm25, %xmm11
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm5, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l1128(%rip), %xmm4, %xmm14
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm3, %xmm3
+	vpxorq	%xmm10, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm25, %xmm25
+	vpxorq	%xmm12, %xmm5, %xmm5
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm13, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm3, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm2, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm5, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l1128(%rip), %xmm4, %xmm22
+	vpternlogd	$150, %xmm15, %xmm4, %xmm6
+	vpternlogd	$150, %xmm16, %xmm13, %xmm7
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm3, %xmm10
+	vpternlogd	$150, %xmm20, %xmm2, %xmm11
+	vpternlogd	$150, %xmm21, %xmm25, %xmm12
+	vpternlogd	$150, %xmm22, %xmm5, %xmm14
+	vpxorq	768(%rbx), %xmm6, %xmm6
+	vpternlogd	$150, 832(%rbx), %xmm4, %xmm7
+	vpxorq	896(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 960(%rbx), %xmm4, %xmm9
+	vpternlogd	$150, 1024(%rbx), %xmm4, %xmm10
+	vpxorq	1088(%rbx), %xmm11, %xmm11
+	vpxorq	1152(%rbx), %xmm12, %xmm12
+	vpxorq	1216(%rbx), %xmm14, %xmm14
+	vpxorq	%xmm11, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm5
+	vpxorq	%xmm7, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm5, %xmm13
+	vpxorq	%xmm13, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm12
+	vpternlogd	$130, %xmm13, %xmm8, %xmm9
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm12, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm6, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm7
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm5, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm7, %xmm21
+	vmovdqa64	%xmm8, %xmm7
+	vpternlogd	$150, %xmm15, %xmm6, %xmm7
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm7, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm12
+	vmovdqa64	%xmm12, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm12, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm12, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm12
+	vpternlogd	$96, %xmm12, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm12, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm12, %xmm16, %xmm11
+	vpxorq	%xmm12, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm6
+	vpternlogd	$106, %xmm8, %xmm21, %xmm7
+	vpxorq	%xmm18, %xmm6, %xmm8
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpternlogd	$106, %xmm6, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm6
+	vpternlogd	$40, %xmm6, %xmm10, %xmm14
+	vpxorq	%xmm6, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm5
+	vpternlogd	$106, %xmm5, %xmm21, %xmm26
+	vpternlogd	$106, %xmm5, %xmm12, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm6, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm13, %xmm7
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm7, %xmm8, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm3
+	vpxorq	%xmm17, %xmm7, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm0, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm7, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm25, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot1_l2128(%rip), %xmm3, %xmm14
+	vpxorq	%xmm5, %xmm11, %xmm11
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm4, %xmm4
+	vpxorq	%xmm14, %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm11, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm2, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm7, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm4, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128(%rip), %xmm3, %xmm22
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpternlogd	$150, %xmm16, %xmm11, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm7, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm4, %xmm14
+	vpxorq	1280(%rbx), %xmm5, %xmm5
+	vpternlogd	$150, 1344(%rbx), %xmm3, %xmm6
+	vpxorq	1408(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 1472(%rbx), %xmm3, %xmm9
+	vpternlogd	$150, 1536(%rbx), %xmm3, %xmm10
+	vpxorq	1600(%rbx), %xmm12, %xmm12
+	vpxorq	1664(%rbx), %xmm13, %xmm13
+	vpxorq	1728(%rbx), %xmm14, %xmm14
+	leaq	1792(%rbx), %rsi
+	leaq	.Laesgen_bitsliced512_gcm_none_seal_bs_rotations128+96(%rip), %r10
+	movq	$9, %rdi
+.Laesgen_bitsliced512_gcm_none_seal_bs_round_3:
+	vmovdqa64	%xmm5, %xmm0
+	vmovdqa64	%xmm6, %xmm1
+	vmovdqa64	%xmm8, %xmm2
+	vmovdqa64	%xmm9, %xmm3
+	vmovdqa64	%xmm10, %xmm4
+	vmovdqa64	%xmm12, %xmm5
+	vmovdqa64	%xmm13, %xmm6
+	vmovdqa64	%xmm14, %xmm7
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm0, %xmm8
+	vpxorq	%xmm8, %xmm4, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm1, %xmm11
+	vpxorq	%xmm2, %xmm4, %xmm12
+	vpxorq	%xmm1, %xmm7, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm14
+	vpxorq	%xmm14, %xmm6, %xmm6
+	vpternlogd	$130, %xmm13, %xmm2, %xmm3
+	vmovdqa64	%xmm0, %xmm16
+	vpternlogd	$106, %xmm3, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm4, %xmm17
+	vpxorq	%xmm17, %xmm0, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm14, %xmm2, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm15, %xmm21
+	vpandq	%xmm19, %xmm15, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm1
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm4, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm1, %xmm21
+	vmovdqa64	%xmm2, %xmm1
+	vpternlogd	$150, %xmm14, %xmm0, %xmm1
+	vpxorq	%xmm2, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm1, %xmm26, %xmm3
+	vpternlogd	$150, %xmm24, %xmm3, %xmm6
+	vmovdqa64	%xmm6, %xmm3
+	vpternlogd	$106, %xmm22, %xmm21, %xmm3
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm3, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm3, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm3
+	vpternlogd	$150, %xmm3, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm15
+	vpxorq	%xmm6, %xmm21, %xmm3
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm14, %xmm2
+	vpternlogd	$106, %xmm2, %xmm23, %xmm0
+	vpternlogd	$106, %xmm2, %xmm21, %xmm1
+	vpxorq	%xmm18, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm15, %xmm0
+	vpternlogd	$106, %xmm0, %xmm3, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm0
+	vpternlogd	$40, %xmm0, %xmm4, %xmm7
+	vpxorq	%xmm0, %xmm3, %xmm4
+	vpternlogd	$106, %xmm7, %xmm4, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm4, %xmm20
+	vpternlogd	$106, %xmm20, %xmm0, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm13, %xmm1
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm3, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm3
+	vpternlogd	$150, %xmm2, %xmm11, %xmm0
+	vpternlogd	$150, %xmm2, %xmm11, %xmm15
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm4
+	vpxorq	%xmm17, %xmm1, %xmm7
+	vpshufb	(%r10), %xmm15, %xmm5
+	vpshufb	(%r10), %xmm0, %xmm6
+	vpshufb	(%r10), %xmm3, %xmm8
+	vpshufb	(%r10), %xmm2, %xmm9
+	vpshufb	(%r10), %xmm1, %xmm10
+	vpshufb	(%r10), %xmm25, %xmm12
+	vpshufb	(%r10), %xmm7, %xmm13
+	vpshufb	(%r10), %xmm4, %xmm14
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm3, %xmm3
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm1, %xmm1
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm7, %xmm7
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	16(%r10), %xmm15, %xmm11
+	vpshufb	16(%r10), %xmm0, %xmm16
+	vpshufb	16(%r10), %xmm3, %xmm17
+	vpshufb	16(%r10), %xmm2, %xmm18
+	vpshufb	16(%r10), %xmm1, %xmm19
+	vpshufb	16(%r10), %xmm25, %xmm20
+	vpshufb	16(%r10), %xmm7, %xmm21
+	vpshufb	16(%r10), %xmm4, %xmm22
+	vpternlogd	$150, %xmm11, %xmm4, %xmm5
+	vpternlogd	$150, %xmm16, %xmm15, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm3, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm1, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm7, %xmm14
+	vpxorq	(%rsi), %xmm5, %xmm5
+	vpternlogd	$150, 64(%rsi), %xmm4, %xmm6
+	vpxorq	128(%rsi), %xmm8, %xmm8
+	vpternlogd	$150, 192(%rsi), %xmm4, %xmm9
+	vpternlogd	$150, 256(%rsi), %xmm4, %xmm10
+	vpxorq	320(%rsi), %xmm12, %xmm12
+	vpxorq	384(%rsi), %xmm13, %xmm13
+	vpxorq	448(%rsi), %xmm14, %xmm14
+	addq	$512, %rsi
+	addq	$32, %r10
+	decq	%rdi
+	jne	.Laesgen_bitsliced512_gcm_none_seal_bs_round_3
+	vpxorq	%xmm12, %xmm13, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm6, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm7
+	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm12
+	vpxorq	%xmm12, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm13, %xmm13
+	vpternlogd	$130, %xmm12, %xmm8, %xmm9
+	vmovdqa64	%xmm5, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm13, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm5, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm6
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm7, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm6, %xmm21
+	vmovdqa64	%xmm8, %xmm6
+	vpternlogd	$150, %xmm15, %xmm5, %xmm6
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm6, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm13
+	vmovdqa64	%xmm13, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm13, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm13, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm13
+	vpternlogd	$96, %xmm13, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm13, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm13, %xmm16, %xmm11
+	vpxorq	%xmm13, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm5
+	vpternlogd	$106, %xmm8, %xmm21, %xmm6
+	vpxorq	%xmm18, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm11, %xmm5
+	vpternlogd	$106, %xmm5, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm5
+	vpternlogd	$40, %xmm5, %xmm10, %xmm14
+	vpxorq	%xmm5, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm7
+	vpternlogd	$106, %xmm7, %xmm21, %xmm26
+	vpternlogd	$106, %xmm7, %xmm13, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm12
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm5, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm12, %xmm6
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm6, %xmm8, %xmm4
+	vpxorq	%xmm17, %xmm12, %xmm1
+	vpxorq	%xmm17, %xmm6, %xmm2
+	vpxorq	6400(%rbx), %xmm11, %xmm11
+	vpxorq	6464(%rbx), %xmm0, %xmm0
+	vpxorq	6528(%rbx), %xmm3, %xmm3
+	vpxorq	6592(%rbx), %xmm4, %xmm4
+	vpxorq	6656(%rbx), %xmm6, %xmm6
+	vpxorq	6720(%rbx), %xmm25, %xmm25
+	vpxorq	6784(%rbx), %xmm2, %xmm2
+	vpxorq	6848(%rbx), %xmm1, %xmm1
+	vpsrlq	$1, %xmm11, %xmm5
+	vpsllq	$1, %xmm0, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm11
+	vpsrlq	$1, %xmm3, %xmm5
+	vpsllq	$1, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm3
+	vpsrlq	$1, %xmm6, %xmm5
+	vpsllq	$1, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm6
+	vpsrlq	$1, %xmm2, %xmm5
+	vpsllq	$1, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm2
+	vpsrlq	$2, %xmm11, %xmm5
+	vpsllq	$2, %xmm3, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm11
+	vpsrlq	$2, %xmm0, %xmm5
+	vpsllq	$2, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm0
+	vpsrlq	$2, %xmm6, %xmm5
+	vpsllq	$2, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm6
+	vpsrlq	$2, %xmm25, %xmm5
+	vpsllq	$2, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm25
+	vpsrlq	$4, %xmm11, %xmm5
+	vpsllq	$4, %xmm6, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm11
+	vpsrlq	$4, %xmm0, %xmm5
+	vpsllq	$4, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm0
+	vpsrlq	$4, %xmm3, %xmm5
+	vpsllq	$4, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm3
+	vpsrlq	$4, %xmm4, %xmm2
+	vpsllq	$4, %xmm1, %xmm5
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_seal_bs_m0f128(%rip), %xmm5, %xmm4
+	vmovdqa64	%xmm11, %xmm1
+	vmovdqa64	%xmm0, %xmm2
+	vmovdqa64	%xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vmovdqa64	%xmm6, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_short_keystream
 .Laesgen_bitsliced512_gcm_none_seal_short_keystream:
+	movq	%r8, %rsi
+	shlq	$3, %rsi
+	movq	%rax, %rdi
+	shlq	$3, %rdi
+	vmovq	%rdi, %xmm5
+	vmovq	%rsi, %xmm6
+	vpunpcklqdq	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$0, 12096(%rbx), %xmm5, %xmm6
+	vpclmulqdq	$17, 12096(%rbx), %xmm5, %xmm7
+	vpclmulqdq	$1, 12096(%rbx), %xmm5, %xmm8
+	vpclmulqdq	$16, 12096(%rbx), %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm8, %xmm8
+	leaq	15(%rax), %rsi
+	andq	$-16, %rsi
+	negq	%rsi
+	leaq	12080(%rbx,%rsi,1), %rsi
+	movq	$-1, %rdi
+	bzhiq	%r8, %rdi, %rdi
+	kmovq	%rdi, %k1
+	vmovdqu8	(%rcx), %xmm5{%k1}{z}
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, (%rsi), %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$17, (%rsi), %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$1, (%rsi), %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vpclmulqdq	$16, (%rsi), %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm8, %xmm8
 	cmpq	$0, %rax
 	jbe	.Laesgen_bitsliced512_gcm_none_seal_short_hashed
 	cmpq	$16, %rax
 	jae	.Laesgen_bitsliced512_gcm_none_seal_short_whole1
-	vmovdqa64	%xmm5, %xmm0
+	vmovdqa64	%xmm2, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_short_partial
 .Laesgen_bitsliced512_gcm_none_seal_short_whole1:
-	vmovdqu64	(%r9), %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm8
-	vmovdqu64	%xmm8, (%rdx)
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm8, %xmm8
-	vpclmulqdq	$0, 16(%rdi), %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 16(%rdi), %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$1, 16(%rdi), %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, 16(%rdi), %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
+	vmovdqu64	(%r9), %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vmovdqu64	%xmm5, (%rdx)
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 16(%rsi), %xmm5, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vpclmulqdq	$17, 16(%rsi), %xmm5, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$1, 16(%rsi), %xmm5, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpclmulqdq	$16, 16(%rsi), %xmm5, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
 	cmpq	$16, %rax
 	jbe	.Laesgen_bitsliced512_gcm_none_seal_short_hashed
 	cmpq	$32, %rax
 	jae	.Laesgen_bitsliced512_gcm_none_seal_short_whole2
-	vmovdqa64	%xmm6, %xmm0
+	vmovdqa64	%xmm3, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_short_partial
 .Laesgen_bitsliced512_gcm_none_seal_short_whole2:
-	vmovdqu64	16(%r9), %xmm5
-	vpxorq	%xmm6, %xmm5, %xmm5
-	vmovdqu64	%xmm5, 16(%rdx)
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpclmulqdq	$0, 32(%rdi), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpclmulqdq	$17, 32(%rdi), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm2, %xmm2
-	vpclmulqdq	$1, 32(%rdi), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$16, 32(%rdi), %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
+	vmovdqu64	16(%r9), %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqu64	%xmm2, 16(%rdx)
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 32(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$17, 32(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$1, 32(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$16, 32(%rsi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
 	cmpq	$32, %rax
 	jbe	.Laesgen_bitsliced512_gcm_none_seal_short_hashed
 	cmpq	$48, %rax
 	jae	.Laesgen_bitsliced512_gcm_none_seal_short_whole3
-	vmovdqa64	%xmm7, %xmm0
+	vmovdqa64	%xmm4, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_short_partial
 .Laesgen_bitsliced512_gcm_none_seal_short_whole3:
-	vmovdqu64	32(%r9), %xmm5
-	vpxorq	%xmm7, %xmm5, %xmm5
-	vmovdqu64	%xmm5, 32(%rdx)
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpclmulqdq	$0, 48(%rdi), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpclmulqdq	$17, 48(%rdi), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm2, %xmm2
-	vpclmulqdq	$1, 48(%rdi), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$16, 48(%rdi), %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
+	vmovdqu64	32(%r9), %xmm2
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vmovdqu64	%xmm2, 32(%rdx)
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 48(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$17, 48(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$1, 48(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$16, 48(%rsi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
 	cmpq	$48, %rax
 	jbe	.Laesgen_bitsliced512_gcm_none_seal_short_hashed
 	cmpq	$64, %rax
@@ -12429,61 +12429,61 @@ aesgen_bitsliced512_gcm_none_seal:
 	vmovdqa64	%xmm0, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_short_partial
 .Laesgen_bitsliced512_gcm_none_seal_short_whole4:
-	vmovdqu64	48(%r9), %xmm5
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vmovdqu64	%xmm5, 48(%rdx)
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	vpclmulqdq	$0, 64(%rdi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$17, 64(%rdi), %xmm5, %xmm0
+	vmovdqu64	48(%r9), %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 64(%rdi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 64(%rdi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqu64	%xmm2, 48(%rdx)
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 64(%rsi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 64(%rsi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 64(%rsi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 64(%rsi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
 .Laesgen_bitsliced512_gcm_none_seal_short_hashed:
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced512_gcm_none_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced512_gcm_none_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	%xmm4, %xmm0, %xmm0
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_bitsliced512_gcm_none_seal_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_bitsliced512_gcm_none_seal_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm6, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_short_done
 .Laesgen_bitsliced512_gcm_none_seal_short_partial:
 	movq	%rax, %rcx
 	andq	$15, %rcx
-	movq	%rax, %rsi
-	andq	$-16, %rsi
-	leaq	(%r9,%rsi,1), %rax
-	leaq	(%rdx,%rsi,1), %rdx
+	movq	%rax, %rdi
+	andq	$-16, %rdi
+	leaq	(%r9,%rdi,1), %rax
+	leaq	(%rdx,%rdi,1), %rdx
 	movq	$-1, %r8
 	bzhiq	%rcx, %r8, %r8
 	kmovq	%r8, %k1
-	vmovdqu8	(%rax), %xmm5{%k1}{z}
-	vpxorq	%xmm0, %xmm5, %xmm0
+	vmovdqu8	(%rax), %xmm2{%k1}{z}
+	vpxorq	%xmm0, %xmm2, %xmm0
 	vmovdqu8	%xmm0, %xmm0{%k1}{z}
-	vmovdqa64	%xmm0, %xmm5
+	vmovdqa64	%xmm0, %xmm2
 	movq	$-1, %rax
 	bzhiq	%rcx, %rax, %rax
 	kmovq	%rax, %k1
 	vmovdqu8	%xmm0, (%rdx){%k1}
-	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
-	leaq	16(%rdi,%rsi,1), %rsi
-	vpclmulqdq	$0, (%rsi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$17, (%rsi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, (%rsi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, (%rsi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	leaq	16(%rsi,%rdi,1), %rdi
+	vpclmulqdq	$0, (%rdi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, (%rdi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, (%rdi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, (%rdi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_short_hashed
 .Laesgen_bitsliced512_gcm_none_seal_short_done:
 	movq	48(%rsp), %rax
@@ -12504,9 +12504,6 @@ aesgen_bitsliced512_gcm_none_seal:
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
-	vpxorq	%xmm27, %xmm27, %xmm27
-	vpxorq	%xmm28, %xmm28, %xmm28
-	vpxorq	%xmm29, %xmm29, %xmm29
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -16700,9 +16697,6 @@ aesgen_bitsliced512_gcm_none_seal:
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
-	vpxorq	%xmm27, %xmm27, %xmm27
-	vpxorq	%xmm28, %xmm28, %xmm28
-	vpxorq	%xmm29, %xmm29, %xmm29
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -16721,9 +16715,6 @@ aesgen_bitsliced512_gcm_none_seal:
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
-	vpxorq	%xmm27, %xmm27, %xmm27
-	vpxorq	%xmm28, %xmm28, %xmm28
-	vpxorq	%xmm29, %xmm29, %xmm29
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -16731,9 +16722,6 @@ aesgen_bitsliced512_gcm_none_seal:
 	ret
 	.size	aesgen_bitsliced512_gcm_none_seal, .-aesgen_bitsliced512_gcm_none_seal
 	.section	.rodata
-	.p2align	4
-.Laesgen_bitsliced512_gcm_none_seal_bswap128:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
 .Laesgen_bitsliced512_gcm_none_seal_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
@@ -16820,6 +16808,9 @@ aesgen_bitsliced512_gcm_none_seal:
 .Laesgen_bitsliced512_gcm_none_seal_bs_rot2_l2128:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	4
+.Laesgen_bitsliced512_gcm_none_seal_bswap128:
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
 .Laesgen_bitsliced512_gcm_none_seal_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
@@ -16864,1918 +16855,1918 @@ aesgen_bitsliced512_gcm_none_open:
 	cmpq	$64, %rdi
 	ja	.Laesgen_bitsliced512_gcm_none_open_record
 	movq	40(%rsp), %rdx
-	movq	%r8, %r10
-	shlq	$3, %r10
-	movq	%rdi, %r11
-	shlq	$3, %r11
-	vmovq	%r11, %xmm0
-	vmovq	%r10, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 12096(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 12096(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 12096(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 12096(%rbx), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	leaq	15(%rdi), %r10
-	andq	$-16, %r10
-	negq	%r10
-	leaq	12080(%rbx,%r10,1), %r10
-	movq	$-1, %r11
-	bzhiq	%r8, %r11, %r11
-	kmovq	%r11, %k1
-	vmovdqu8	(%rcx), %xmm0{%k1}{z}
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
-	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	movzbl	(%rsi), %ecx
-	movzbl	1(%rsi), %r8d
-	shlq	$8, %r8
-	orq	%rcx, %r8
-	movzbl	2(%rsi), %ecx
-	movzbl	3(%rsi), %r11d
+	movzbl	(%rsi), %r10d
+	movzbl	1(%rsi), %r11d
 	shlq	$8, %r11
-	orq	%rcx, %r11
-	shlq	$16, %r11
-	orq	%r8, %r11
-	movzbl	4(%rsi), %ecx
-	movzbl	5(%rsi), %r8d
-	shlq	$8, %r8
-	orq	%rcx, %r8
-	movzbl	6(%rsi), %ecx
-	movzbl	7(%rsi), %ebp
+	orq	%r10, %r11
+	movzbl	2(%rsi), %r10d
+	movzbl	3(%rsi), %ebp
 	shlq	$8, %rbp
-	orq	%rcx, %rbp
+	orq	%r10, %rbp
 	shlq	$16, %rbp
-	orq	%r8, %rbp
-	shlq	$32, %rbp
 	orq	%r11, %rbp
-	vmovq	%rbp, %xmm0
-	movzbl	8(%rsi), %ecx
-	movzbl	9(%rsi), %r8d
-	shlq	$8, %r8
-	orq	%rcx, %r8
-	movzbl	10(%rsi), %ecx
+	movzbl	4(%rsi), %r10d
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	6(%rsi), %r10d
+	movzbl	7(%rsi), %r12d
+	shlq	$8, %r12
+	orq	%r10, %r12
+	shlq	$16, %r12
+	orq	%r11, %r12
+	shlq	$32, %r12
+	orq	%rbp, %r12
+	vmovq	%r12, %xmm0
+	movzbl	8(%rsi), %r10d
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	10(%rsi), %r10d
 	movzbl	11(%rsi), %esi
 	shlq	$8, %rsi
-	orq	%rcx, %rsi
+	orq	%r10, %rsi
 	shlq	$16, %rsi
-	orq	%r8, %rsi
-	vmovq	%rsi, %xmm4
-	vpunpcklqdq	%xmm4, %xmm0, %xmm0
-	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm4
-	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter2(%rip), %xmm0, %xmm5
-	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter3(%rip), %xmm0, %xmm6
-	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter4(%rip), %xmm0, %xmm7
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm1
+	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter2(%rip), %xmm0, %xmm2
+	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter3(%rip), %xmm0, %xmm3
+	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter4(%rip), %xmm0, %xmm4
 	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter5(%rip), %xmm0, %xmm0
-	movl	240(%rbx), %ecx
-	cmpl	$128, %ecx
+	movl	240(%rbx), %esi
+	cmpl	$128, %esi
 	je	.Laesgen_bitsliced512_gcm_none_open_short128
-	cmpl	$192, %ecx
+	cmpl	$192, %esi
 	je	.Laesgen_bitsliced512_gcm_none_open_short192
 .Laesgen_bitsliced512_gcm_none_open_short256:
-	vmovdqa64	(%rbx), %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm6, %xmm6
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm0, %xmm0
-	vpxorq	%xmm8, %xmm8, %xmm8
-	vpxorq	%xmm9, %xmm9, %xmm9
-	vpxorq	%xmm10, %xmm10, %xmm10
+	vmovdqa64	(%rbx), %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm5, %xmm5
 	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm6, %xmm6
 	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm9, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm10, %xmm10
-	vpsrlq	$1, %xmm4, %xmm11
-	vpsllq	$1, %xmm5, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm4
-	vpsrlq	$1, %xmm6, %xmm11
-	vpsllq	$1, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm6
-	vpsrlq	$1, %xmm0, %xmm11
-	vpsllq	$1, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm0
-	vpsrlq	$1, %xmm9, %xmm11
-	vpsllq	$1, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm9
-	vpsrlq	$2, %xmm4, %xmm11
-	vpsllq	$2, %xmm6, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm4
-	vpsrlq	$2, %xmm5, %xmm11
-	vpsllq	$2, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm5
-	vpsrlq	$2, %xmm0, %xmm11
-	vpsllq	$2, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm0
-	vpsrlq	$2, %xmm8, %xmm11
-	vpsllq	$2, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm8
-	vpsrlq	$4, %xmm4, %xmm11
-	vpsllq	$4, %xmm0, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm4
-	vpsrlq	$4, %xmm5, %xmm11
-	vpsllq	$4, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm5
-	vpsrlq	$4, %xmm6, %xmm11
-	vpsllq	$4, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm6
-	vpsrlq	$4, %xmm7, %xmm11
-	vpsllq	$4, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm7
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm11
-	vpxorq	%xmm11, %xmm0, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm5, %xmm14
-	vpxorq	%xmm6, %xmm0, %xmm15
-	vpxorq	%xmm5, %xmm10, %xmm16
-	vpxorq	%xmm16, %xmm15, %xmm17
-	vpxorq	%xmm17, %xmm7, %xmm18
-	vpxorq	%xmm18, %xmm9, %xmm9
-	vpternlogd	$130, %xmm17, %xmm6, %xmm7
-	vmovdqa64	%xmm4, %xmm19
-	vpternlogd	$106, %xmm7, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm0, %xmm20
-	vpxorq	%xmm20, %xmm4, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm16, %xmm24
-	vpandq	%xmm22, %xmm16, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm5
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm0, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm5, %xmm24
-	vmovdqa64	%xmm6, %xmm5
-	vpternlogd	$150, %xmm18, %xmm4, %xmm5
-	vpxorq	%xmm6, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm5, %xmm29, %xmm7
-	vpternlogd	$150, %xmm27, %xmm7, %xmm9
-	vmovdqa64	%xmm9, %xmm7
-	vpternlogd	$106, %xmm25, %xmm24, %xmm7
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm7, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm7, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm7
-	vpternlogd	$150, %xmm7, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm16
-	vpxorq	%xmm9, %xmm24, %xmm7
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm6
-	vpternlogd	$106, %xmm6, %xmm26, %xmm4
-	vpternlogd	$106, %xmm6, %xmm24, %xmm5
-	vpxorq	%xmm21, %xmm4, %xmm6
-	vpxorq	%xmm4, %xmm16, %xmm4
-	vpternlogd	$106, %xmm4, %xmm7, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm4
-	vpternlogd	$40, %xmm4, %xmm0, %xmm10
-	vpxorq	%xmm4, %xmm7, %xmm0
-	vpternlogd	$106, %xmm10, %xmm0, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm17
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm0, %xmm23
-	vpternlogd	$106, %xmm23, %xmm4, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm17, %xmm5
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm7, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm4
-	vpternlogd	$150, %xmm6, %xmm14, %xmm0
-	vpternlogd	$150, %xmm6, %xmm14, %xmm16
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpxorq	%xmm20, %xmm17, %xmm7
-	vpxorq	%xmm20, %xmm5, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm16, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm0, %xmm10
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm6, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm5, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm28, %xmm14
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm8, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm7, %xmm17
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm6, %xmm6
-	vpxorq	%xmm13, %xmm5, %xmm5
-	vpxorq	%xmm14, %xmm28, %xmm28
-	vpxorq	%xmm15, %xmm8, %xmm8
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm16, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm6, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm5, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm8, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm7, %xmm25
-	vpternlogd	$150, %xmm18, %xmm7, %xmm9
-	vpternlogd	$150, %xmm19, %xmm16, %xmm10
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm6, %xmm13
-	vpternlogd	$150, %xmm23, %xmm5, %xmm14
-	vpternlogd	$150, %xmm24, %xmm28, %xmm15
-	vpternlogd	$150, %xmm25, %xmm8, %xmm17
-	vpxorq	768(%rbx), %xmm9, %xmm9
-	vpternlogd	$150, 832(%rbx), %xmm7, %xmm10
-	vpxorq	896(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 960(%rbx), %xmm7, %xmm12
-	vpternlogd	$150, 1024(%rbx), %xmm7, %xmm13
-	vpxorq	1088(%rbx), %xmm14, %xmm14
-	vpxorq	1152(%rbx), %xmm15, %xmm15
-	vpxorq	1216(%rbx), %xmm17, %xmm17
-	vpxorq	%xmm14, %xmm15, %xmm0
-	vpxorq	%xmm0, %xmm9, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm10, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm8
-	vpxorq	%xmm10, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm8, %xmm16
-	vpxorq	%xmm16, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm15
-	vpternlogd	$130, %xmm16, %xmm11, %xmm12
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm15, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm9, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm10
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm8, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm10, %xmm24
-	vmovdqa64	%xmm11, %xmm10
-	vpternlogd	$150, %xmm18, %xmm9, %xmm10
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm10, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm15
-	vmovdqa64	%xmm15, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm15, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm15, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm15
-	vpternlogd	$96, %xmm15, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm15, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm15, %xmm19, %xmm14
-	vpxorq	%xmm15, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm9
-	vpternlogd	$106, %xmm11, %xmm24, %xmm10
-	vpxorq	%xmm21, %xmm9, %xmm11
-	vpxorq	%xmm9, %xmm14, %xmm9
-	vpternlogd	$106, %xmm9, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm9
-	vpternlogd	$40, %xmm9, %xmm13, %xmm17
-	vpxorq	%xmm9, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm8
-	vpternlogd	$106, %xmm8, %xmm24, %xmm29
-	vpternlogd	$106, %xmm8, %xmm15, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm9, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm16, %xmm10
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm4
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm10, %xmm11, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm6
-	vpxorq	%xmm20, %xmm10, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm14, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm5, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm10, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm28, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm7, %xmm16
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm6, %xmm17
-	vpxorq	%xmm8, %xmm14, %xmm14
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm10, %xmm10
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm7, %xmm7
-	vpxorq	%xmm17, %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm14, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm5, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm10, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm7, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm6, %xmm25
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpternlogd	$150, %xmm19, %xmm14, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm10, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm7, %xmm17
-	vpxorq	1280(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, 1344(%rbx), %xmm6, %xmm9
-	vpxorq	1408(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 1472(%rbx), %xmm6, %xmm12
-	vpternlogd	$150, 1536(%rbx), %xmm6, %xmm13
-	vpxorq	1600(%rbx), %xmm15, %xmm15
-	vpxorq	1664(%rbx), %xmm16, %xmm16
-	vpxorq	1728(%rbx), %xmm17, %xmm17
-	leaq	1792(%rbx), %rcx
-	leaq	.Laesgen_bitsliced512_gcm_none_open_bs_rotations128+32(%rip), %r8
-	movq	$11, %rsi
-.Laesgen_bitsliced512_gcm_none_open_bs_round:
-	vmovdqa64	%xmm8, %xmm0
-	vmovdqa64	%xmm9, %xmm4
-	vmovdqa64	%xmm11, %xmm5
-	vmovdqa64	%xmm12, %xmm6
-	vmovdqa64	%xmm13, %xmm7
-	vmovdqa64	%xmm15, %xmm8
-	vmovdqa64	%xmm16, %xmm9
-	vmovdqa64	%xmm17, %xmm10
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm0, %xmm11
-	vpxorq	%xmm11, %xmm7, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm4, %xmm14
-	vpxorq	%xmm5, %xmm7, %xmm15
-	vpxorq	%xmm4, %xmm10, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm16
-	vpxorq	%xmm16, %xmm6, %xmm17
-	vpxorq	%xmm17, %xmm9, %xmm9
-	vpternlogd	$130, %xmm16, %xmm5, %xmm6
-	vmovdqa64	%xmm0, %xmm19
-	vpternlogd	$106, %xmm6, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm7, %xmm20
-	vpxorq	%xmm20, %xmm0, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm17, %xmm5, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm18, %xmm24
-	vpandq	%xmm22, %xmm18, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm4
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm7, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm4, %xmm24
-	vmovdqa64	%xmm5, %xmm4
-	vpternlogd	$150, %xmm17, %xmm0, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm4, %xmm29, %xmm6
-	vpternlogd	$150, %xmm27, %xmm6, %xmm9
-	vmovdqa64	%xmm9, %xmm6
-	vpternlogd	$106, %xmm25, %xmm24, %xmm6
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm6, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm6, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm6
-	vpternlogd	$150, %xmm6, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm18
-	vpxorq	%xmm9, %xmm24, %xmm6
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm17, %xmm5
-	vpternlogd	$106, %xmm5, %xmm26, %xmm0
-	vpternlogd	$106, %xmm5, %xmm24, %xmm4
-	vpxorq	%xmm21, %xmm0, %xmm5
-	vpxorq	%xmm0, %xmm18, %xmm0
-	vpternlogd	$106, %xmm0, %xmm6, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm0
-	vpternlogd	$40, %xmm0, %xmm7, %xmm10
-	vpxorq	%xmm0, %xmm6, %xmm7
-	vpternlogd	$106, %xmm10, %xmm7, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm7, %xmm23
-	vpternlogd	$106, %xmm23, %xmm0, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm16, %xmm4
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm6, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm6
-	vpternlogd	$150, %xmm5, %xmm14, %xmm0
-	vpternlogd	$150, %xmm5, %xmm14, %xmm18
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm7
-	vpxorq	%xmm20, %xmm4, %xmm10
-	vpshufb	(%r8), %xmm18, %xmm8
-	vpshufb	(%r8), %xmm0, %xmm9
-	vpshufb	(%r8), %xmm6, %xmm11
-	vpshufb	(%r8), %xmm5, %xmm12
-	vpshufb	(%r8), %xmm4, %xmm13
-	vpshufb	(%r8), %xmm28, %xmm15
-	vpshufb	(%r8), %xmm10, %xmm16
-	vpshufb	(%r8), %xmm7, %xmm17
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm6, %xmm6
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm10, %xmm10
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	16(%r8), %xmm18, %xmm14
-	vpshufb	16(%r8), %xmm0, %xmm19
-	vpshufb	16(%r8), %xmm6, %xmm20
-	vpshufb	16(%r8), %xmm5, %xmm21
-	vpshufb	16(%r8), %xmm4, %xmm22
-	vpshufb	16(%r8), %xmm28, %xmm23
-	vpshufb	16(%r8), %xmm10, %xmm24
-	vpshufb	16(%r8), %xmm7, %xmm25
-	vpternlogd	$150, %xmm14, %xmm7, %xmm8
-	vpternlogd	$150, %xmm19, %xmm18, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm6, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm4, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm10, %xmm17
-	vpxorq	(%rcx), %xmm8, %xmm8
-	vpternlogd	$150, 64(%rcx), %xmm7, %xmm9
-	vpxorq	128(%rcx), %xmm11, %xmm11
-	vpternlogd	$150, 192(%rcx), %xmm7, %xmm12
-	vpternlogd	$150, 256(%rcx), %xmm7, %xmm13
-	vpxorq	320(%rcx), %xmm15, %xmm15
-	vpxorq	384(%rcx), %xmm16, %xmm16
-	vpxorq	448(%rcx), %xmm17, %xmm17
-	addq	$512, %rcx
-	addq	$32, %r8
-	decq	%rsi
-	jne	.Laesgen_bitsliced512_gcm_none_open_bs_round
-	vpxorq	%xmm15, %xmm16, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm9, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm10
-	vpxorq	%xmm9, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm10, %xmm15
-	vpxorq	%xmm15, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm16, %xmm16
-	vpternlogd	$130, %xmm15, %xmm11, %xmm12
-	vmovdqa64	%xmm8, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm16, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm8, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm9
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm10, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm9, %xmm24
-	vmovdqa64	%xmm11, %xmm9
-	vpternlogd	$150, %xmm18, %xmm8, %xmm9
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm9, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm16
-	vmovdqa64	%xmm16, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm16, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm16, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm16
-	vpternlogd	$96, %xmm16, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm16, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm16, %xmm19, %xmm14
-	vpxorq	%xmm16, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm8
-	vpternlogd	$106, %xmm11, %xmm24, %xmm9
-	vpxorq	%xmm21, %xmm8, %xmm11
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpternlogd	$106, %xmm8, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm8
-	vpternlogd	$40, %xmm8, %xmm13, %xmm17
-	vpxorq	%xmm8, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm10
-	vpternlogd	$106, %xmm10, %xmm24, %xmm29
-	vpternlogd	$106, %xmm10, %xmm16, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm15
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm8, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm15, %xmm9
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm9, %xmm11, %xmm7
-	vpxorq	%xmm20, %xmm15, %xmm4
-	vpxorq	%xmm20, %xmm9, %xmm5
-	vpxorq	7424(%rbx), %xmm14, %xmm14
-	vpxorq	7488(%rbx), %xmm0, %xmm0
-	vpxorq	7552(%rbx), %xmm6, %xmm6
-	vpxorq	7616(%rbx), %xmm7, %xmm7
-	vpxorq	7680(%rbx), %xmm9, %xmm9
-	vpxorq	7744(%rbx), %xmm28, %xmm28
-	vpxorq	7808(%rbx), %xmm5, %xmm5
-	vpxorq	7872(%rbx), %xmm4, %xmm4
-	vpsrlq	$1, %xmm14, %xmm8
-	vpsllq	$1, %xmm0, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm14
-	vpsrlq	$1, %xmm6, %xmm8
-	vpsllq	$1, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm6
-	vpsrlq	$1, %xmm9, %xmm8
-	vpsllq	$1, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm9
-	vpsrlq	$1, %xmm5, %xmm8
-	vpsllq	$1, %xmm4, %xmm10
+	vpsrlq	$1, %xmm1, %xmm8
+	vpsllq	$1, %xmm2, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm1
+	vpsrlq	$1, %xmm3, %xmm8
+	vpsllq	$1, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm5
-	vpsrlq	$2, %xmm14, %xmm8
-	vpsllq	$2, %xmm6, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm14
-	vpsrlq	$2, %xmm0, %xmm8
-	vpsllq	$2, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm0
-	vpsrlq	$2, %xmm9, %xmm8
-	vpsllq	$2, %xmm5, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm9
-	vpsrlq	$2, %xmm28, %xmm8
-	vpsllq	$2, %xmm4, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm3
+	vpsrlq	$1, %xmm0, %xmm8
+	vpsllq	$1, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm0
+	vpsrlq	$1, %xmm6, %xmm8
+	vpsllq	$1, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm6
+	vpsrlq	$2, %xmm1, %xmm8
+	vpsllq	$2, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm1
+	vpsrlq	$2, %xmm2, %xmm8
+	vpsllq	$2, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm28
-	vpsrlq	$4, %xmm14, %xmm8
-	vpsllq	$4, %xmm9, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm10, %xmm14
-	vpsrlq	$4, %xmm0, %xmm8
-	vpsllq	$4, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm10, %xmm0
-	vpsrlq	$4, %xmm6, %xmm8
-	vpsllq	$4, %xmm5, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm2
+	vpsrlq	$2, %xmm0, %xmm8
+	vpsllq	$2, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm0
+	vpsrlq	$2, %xmm5, %xmm8
+	vpsllq	$2, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm5
+	vpsrlq	$4, %xmm1, %xmm8
+	vpsllq	$4, %xmm0, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpsllq	$4, %xmm5, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm10, %xmm6
-	vpsrlq	$4, %xmm7, %xmm5
-	vpsllq	$4, %xmm4, %xmm8
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm7
-	vmovdqa64	%xmm14, %xmm4
-	vmovdqa64	%xmm0, %xmm5
-	vmovdqa64	%xmm6, %xmm6
-	vmovdqa64	%xmm7, %xmm7
-	vmovdqa64	%xmm9, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpsllq	$4, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm3
+	vpsrlq	$4, %xmm4, %xmm8
+	vpsllq	$4, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm4
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm8
+	vpxorq	%xmm8, %xmm0, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm2, %xmm11
+	vpxorq	%xmm3, %xmm0, %xmm12
+	vpxorq	%xmm2, %xmm7, %xmm13
+	vpxorq	%xmm13, %xmm12, %xmm14
+	vpxorq	%xmm14, %xmm4, %xmm15
+	vpxorq	%xmm15, %xmm6, %xmm6
+	vpternlogd	$130, %xmm14, %xmm3, %xmm4
+	vmovdqa64	%xmm1, %xmm16
+	vpternlogd	$106, %xmm4, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm0, %xmm17
+	vpxorq	%xmm17, %xmm1, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm13, %xmm21
+	vpandq	%xmm19, %xmm13, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm2
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm0, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm2, %xmm21
+	vmovdqa64	%xmm3, %xmm2
+	vpternlogd	$150, %xmm15, %xmm1, %xmm2
+	vpxorq	%xmm3, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm2, %xmm26, %xmm4
+	vpternlogd	$150, %xmm24, %xmm4, %xmm6
+	vmovdqa64	%xmm6, %xmm4
+	vpternlogd	$106, %xmm22, %xmm21, %xmm4
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm4, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm4, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm4
+	vpternlogd	$150, %xmm4, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm13
+	vpxorq	%xmm6, %xmm21, %xmm4
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm3
+	vpternlogd	$106, %xmm3, %xmm23, %xmm1
+	vpternlogd	$106, %xmm3, %xmm21, %xmm2
+	vpxorq	%xmm18, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm13, %xmm1
+	vpternlogd	$106, %xmm1, %xmm4, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm1
+	vpternlogd	$40, %xmm1, %xmm0, %xmm7
+	vpxorq	%xmm1, %xmm4, %xmm0
+	vpternlogd	$106, %xmm7, %xmm0, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm14
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm0, %xmm20
+	vpternlogd	$106, %xmm20, %xmm1, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm14, %xmm2
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm4, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm1
+	vpternlogd	$150, %xmm3, %xmm11, %xmm0
+	vpternlogd	$150, %xmm3, %xmm11, %xmm13
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm17, %xmm14, %xmm4
+	vpxorq	%xmm17, %xmm2, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm13, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm25, %xmm11
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm5, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm4, %xmm14
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm3, %xmm3
+	vpxorq	%xmm10, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm25, %xmm25
+	vpxorq	%xmm12, %xmm5, %xmm5
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm13, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm3, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm2, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm5, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm4, %xmm22
+	vpternlogd	$150, %xmm15, %xmm4, %xmm6
+	vpternlogd	$150, %xmm16, %xmm13, %xmm7
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm3, %xmm10
+	vpternlogd	$150, %xmm20, %xmm2, %xmm11
+	vpternlogd	$150, %xmm21, %xmm25, %xmm12
+	vpternlogd	$150, %xmm22, %xmm5, %xmm14
+	vpxorq	768(%rbx), %xmm6, %xmm6
+	vpternlogd	$150, 832(%rbx), %xmm4, %xmm7
+	vpxorq	896(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 960(%rbx), %xmm4, %xmm9
+	vpternlogd	$150, 1024(%rbx), %xmm4, %xmm10
+	vpxorq	1088(%rbx), %xmm11, %xmm11
+	vpxorq	1152(%rbx), %xmm12, %xmm12
+	vpxorq	1216(%rbx), %xmm14, %xmm14
+	vpxorq	%xmm11, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm5
+	vpxorq	%xmm7, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm5, %xmm13
+	vpxorq	%xmm13, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm12
+	vpternlogd	$130, %xmm13, %xmm8, %xmm9
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm12, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm6, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm7
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm5, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm7, %xmm21
+	vmovdqa64	%xmm8, %xmm7
+	vpternlogd	$150, %xmm15, %xmm6, %xmm7
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm7, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm12
+	vmovdqa64	%xmm12, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm12, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm12, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm12
+	vpternlogd	$96, %xmm12, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm12, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm12, %xmm16, %xmm11
+	vpxorq	%xmm12, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm6
+	vpternlogd	$106, %xmm8, %xmm21, %xmm7
+	vpxorq	%xmm18, %xmm6, %xmm8
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpternlogd	$106, %xmm6, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm6
+	vpternlogd	$40, %xmm6, %xmm10, %xmm14
+	vpxorq	%xmm6, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm5
+	vpternlogd	$106, %xmm5, %xmm21, %xmm26
+	vpternlogd	$106, %xmm5, %xmm12, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm6, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm13, %xmm7
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm7, %xmm8, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm3
+	vpxorq	%xmm17, %xmm7, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm0, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm7, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm25, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm3, %xmm14
+	vpxorq	%xmm5, %xmm11, %xmm11
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm4, %xmm4
+	vpxorq	%xmm14, %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm11, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm2, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm7, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm4, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm3, %xmm22
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpternlogd	$150, %xmm16, %xmm11, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm7, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm4, %xmm14
+	vpxorq	1280(%rbx), %xmm5, %xmm5
+	vpternlogd	$150, 1344(%rbx), %xmm3, %xmm6
+	vpxorq	1408(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 1472(%rbx), %xmm3, %xmm9
+	vpternlogd	$150, 1536(%rbx), %xmm3, %xmm10
+	vpxorq	1600(%rbx), %xmm12, %xmm12
+	vpxorq	1664(%rbx), %xmm13, %xmm13
+	vpxorq	1728(%rbx), %xmm14, %xmm14
+	leaq	1792(%rbx), %rsi
+	leaq	.Laesgen_bitsliced512_gcm_none_open_bs_rotations128+32(%rip), %r11
+	movq	$11, %r10
+.Laesgen_bitsliced512_gcm_none_open_bs_round:
+	vmovdqa64	%xmm5, %xmm0
+	vmovdqa64	%xmm6, %xmm1
+	vmovdqa64	%xmm8, %xmm2
+	vmovdqa64	%xmm9, %xmm3
+	vmovdqa64	%xmm10, %xmm4
+	vmovdqa64	%xmm12, %xmm5
+	vmovdqa64	%xmm13, %xmm6
+	vmovdqa64	%xmm14, %xmm7
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm0, %xmm8
+	vpxorq	%xmm8, %xmm4, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm1, %xmm11
+	vpxorq	%xmm2, %xmm4, %xmm12
+	vpxorq	%xmm1, %xmm7, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm14
+	vpxorq	%xmm14, %xmm6, %xmm6
+	vpternlogd	$130, %xmm13, %xmm2, %xmm3
+	vmovdqa64	%xmm0, %xmm16
+	vpternlogd	$106, %xmm3, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm4, %xmm17
+	vpxorq	%xmm17, %xmm0, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm14, %xmm2, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm15, %xmm21
+	vpandq	%xmm19, %xmm15, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm1
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm4, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm1, %xmm21
+	vmovdqa64	%xmm2, %xmm1
+	vpternlogd	$150, %xmm14, %xmm0, %xmm1
+	vpxorq	%xmm2, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm1, %xmm26, %xmm3
+	vpternlogd	$150, %xmm24, %xmm3, %xmm6
+	vmovdqa64	%xmm6, %xmm3
+	vpternlogd	$106, %xmm22, %xmm21, %xmm3
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm3, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm3, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm3
+	vpternlogd	$150, %xmm3, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm15
+	vpxorq	%xmm6, %xmm21, %xmm3
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm14, %xmm2
+	vpternlogd	$106, %xmm2, %xmm23, %xmm0
+	vpternlogd	$106, %xmm2, %xmm21, %xmm1
+	vpxorq	%xmm18, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm15, %xmm0
+	vpternlogd	$106, %xmm0, %xmm3, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm0
+	vpternlogd	$40, %xmm0, %xmm4, %xmm7
+	vpxorq	%xmm0, %xmm3, %xmm4
+	vpternlogd	$106, %xmm7, %xmm4, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm4, %xmm20
+	vpternlogd	$106, %xmm20, %xmm0, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm13, %xmm1
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm3, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm3
+	vpternlogd	$150, %xmm2, %xmm11, %xmm0
+	vpternlogd	$150, %xmm2, %xmm11, %xmm15
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm4
+	vpxorq	%xmm17, %xmm1, %xmm7
+	vpshufb	(%r11), %xmm15, %xmm5
+	vpshufb	(%r11), %xmm0, %xmm6
+	vpshufb	(%r11), %xmm3, %xmm8
+	vpshufb	(%r11), %xmm2, %xmm9
+	vpshufb	(%r11), %xmm1, %xmm10
+	vpshufb	(%r11), %xmm25, %xmm12
+	vpshufb	(%r11), %xmm7, %xmm13
+	vpshufb	(%r11), %xmm4, %xmm14
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm3, %xmm3
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm1, %xmm1
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm7, %xmm7
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	16(%r11), %xmm15, %xmm11
+	vpshufb	16(%r11), %xmm0, %xmm16
+	vpshufb	16(%r11), %xmm3, %xmm17
+	vpshufb	16(%r11), %xmm2, %xmm18
+	vpshufb	16(%r11), %xmm1, %xmm19
+	vpshufb	16(%r11), %xmm25, %xmm20
+	vpshufb	16(%r11), %xmm7, %xmm21
+	vpshufb	16(%r11), %xmm4, %xmm22
+	vpternlogd	$150, %xmm11, %xmm4, %xmm5
+	vpternlogd	$150, %xmm16, %xmm15, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm3, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm1, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm7, %xmm14
+	vpxorq	(%rsi), %xmm5, %xmm5
+	vpternlogd	$150, 64(%rsi), %xmm4, %xmm6
+	vpxorq	128(%rsi), %xmm8, %xmm8
+	vpternlogd	$150, 192(%rsi), %xmm4, %xmm9
+	vpternlogd	$150, 256(%rsi), %xmm4, %xmm10
+	vpxorq	320(%rsi), %xmm12, %xmm12
+	vpxorq	384(%rsi), %xmm13, %xmm13
+	vpxorq	448(%rsi), %xmm14, %xmm14
+	addq	$512, %rsi
+	addq	$32, %r11
+	decq	%r10
+	jne	.Laesgen_bitsliced512_gcm_none_open_bs_round
+	vpxorq	%xmm12, %xmm13, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm6, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm7
+	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm12
+	vpxorq	%xmm12, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm13, %xmm13
+	vpternlogd	$130, %xmm12, %xmm8, %xmm9
+	vmovdqa64	%xmm5, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm13, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm5, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm6
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm7, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm6, %xmm21
+	vmovdqa64	%xmm8, %xmm6
+	vpternlogd	$150, %xmm15, %xmm5, %xmm6
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm6, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm13
+	vmovdqa64	%xmm13, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm13, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm13, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm13
+	vpternlogd	$96, %xmm13, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm13, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm13, %xmm16, %xmm11
+	vpxorq	%xmm13, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm5
+	vpternlogd	$106, %xmm8, %xmm21, %xmm6
+	vpxorq	%xmm18, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm11, %xmm5
+	vpternlogd	$106, %xmm5, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm5
+	vpternlogd	$40, %xmm5, %xmm10, %xmm14
+	vpxorq	%xmm5, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm7
+	vpternlogd	$106, %xmm7, %xmm21, %xmm26
+	vpternlogd	$106, %xmm7, %xmm13, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm12
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm5, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm12, %xmm6
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm6, %xmm8, %xmm4
+	vpxorq	%xmm17, %xmm12, %xmm1
+	vpxorq	%xmm17, %xmm6, %xmm2
+	vpxorq	7424(%rbx), %xmm11, %xmm11
+	vpxorq	7488(%rbx), %xmm0, %xmm0
+	vpxorq	7552(%rbx), %xmm3, %xmm3
+	vpxorq	7616(%rbx), %xmm4, %xmm4
+	vpxorq	7680(%rbx), %xmm6, %xmm6
+	vpxorq	7744(%rbx), %xmm25, %xmm25
+	vpxorq	7808(%rbx), %xmm2, %xmm2
+	vpxorq	7872(%rbx), %xmm1, %xmm1
+	vpsrlq	$1, %xmm11, %xmm5
+	vpsllq	$1, %xmm0, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm11
+	vpsrlq	$1, %xmm3, %xmm5
+	vpsllq	$1, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm3
+	vpsrlq	$1, %xmm6, %xmm5
+	vpsllq	$1, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm6
+	vpsrlq	$1, %xmm2, %xmm5
+	vpsllq	$1, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm2
+	vpsrlq	$2, %xmm11, %xmm5
+	vpsllq	$2, %xmm3, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm11
+	vpsrlq	$2, %xmm0, %xmm5
+	vpsllq	$2, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm0
+	vpsrlq	$2, %xmm6, %xmm5
+	vpsllq	$2, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm6
+	vpsrlq	$2, %xmm25, %xmm5
+	vpsllq	$2, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm25
+	vpsrlq	$4, %xmm11, %xmm5
+	vpsllq	$4, %xmm6, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm11
+	vpsrlq	$4, %xmm0, %xmm5
+	vpsllq	$4, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm0
+	vpsrlq	$4, %xmm3, %xmm5
+	vpsllq	$4, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm3
+	vpsrlq	$4, %xmm4, %xmm2
+	vpsllq	$4, %xmm1, %xmm5
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm4
+	vmovdqa64	%xmm11, %xmm1
+	vmovdqa64	%xmm0, %xmm2
+	vmovdqa64	%xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vmovdqa64	%xmm6, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_open_short_keystream
 .Laesgen_bitsliced512_gcm_none_open_short128:
-	vmovdqa64	(%rbx), %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm6, %xmm6
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm0, %xmm0
-	vpxorq	%xmm8, %xmm8, %xmm8
-	vpxorq	%xmm9, %xmm9, %xmm9
-	vpxorq	%xmm10, %xmm10, %xmm10
+	vmovdqa64	(%rbx), %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm5, %xmm5
 	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm6, %xmm6
 	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm9, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_layout2128(%rip), %xmm10, %xmm10
-	vpsrlq	$1, %xmm4, %xmm11
-	vpsllq	$1, %xmm5, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm4
-	vpsrlq	$1, %xmm6, %xmm11
-	vpsllq	$1, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm6
-	vpsrlq	$1, %xmm0, %xmm11
-	vpsllq	$1, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm0
-	vpsrlq	$1, %xmm9, %xmm11
-	vpsllq	$1, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm9
-	vpsrlq	$2, %xmm4, %xmm11
-	vpsllq	$2, %xmm6, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm4
-	vpsrlq	$2, %xmm5, %xmm11
-	vpsllq	$2, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm5
-	vpsrlq	$2, %xmm0, %xmm11
-	vpsllq	$2, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm0
-	vpsrlq	$2, %xmm8, %xmm11
-	vpsllq	$2, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm8
-	vpsrlq	$4, %xmm4, %xmm11
-	vpsllq	$4, %xmm0, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm4
-	vpsrlq	$4, %xmm5, %xmm11
-	vpsllq	$4, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm5
-	vpsrlq	$4, %xmm6, %xmm11
-	vpsllq	$4, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm6
-	vpsrlq	$4, %xmm7, %xmm11
-	vpsllq	$4, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm7
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm11
-	vpxorq	%xmm11, %xmm0, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm5, %xmm14
-	vpxorq	%xmm6, %xmm0, %xmm15
-	vpxorq	%xmm5, %xmm10, %xmm16
-	vpxorq	%xmm16, %xmm15, %xmm17
-	vpxorq	%xmm17, %xmm7, %xmm18
-	vpxorq	%xmm18, %xmm9, %xmm9
-	vpternlogd	$130, %xmm17, %xmm6, %xmm7
-	vmovdqa64	%xmm4, %xmm19
-	vpternlogd	$106, %xmm7, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm0, %xmm20
-	vpxorq	%xmm20, %xmm4, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm16, %xmm24
-	vpandq	%xmm22, %xmm16, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm5
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm0, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm5, %xmm24
-	vmovdqa64	%xmm6, %xmm5
-	vpternlogd	$150, %xmm18, %xmm4, %xmm5
-	vpxorq	%xmm6, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm5, %xmm29, %xmm7
-	vpternlogd	$150, %xmm27, %xmm7, %xmm9
-	vmovdqa64	%xmm9, %xmm7
-	vpternlogd	$106, %xmm25, %xmm24, %xmm7
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm7, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm7, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm7
-	vpternlogd	$150, %xmm7, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm16
-	vpxorq	%xmm9, %xmm24, %xmm7
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm6
-	vpternlogd	$106, %xmm6, %xmm26, %xmm4
-	vpternlogd	$106, %xmm6, %xmm24, %xmm5
-	vpxorq	%xmm21, %xmm4, %xmm6
-	vpxorq	%xmm4, %xmm16, %xmm4
-	vpternlogd	$106, %xmm4, %xmm7, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm4
-	vpternlogd	$40, %xmm4, %xmm0, %xmm10
-	vpxorq	%xmm4, %xmm7, %xmm0
-	vpternlogd	$106, %xmm10, %xmm0, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm17
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm0, %xmm23
-	vpternlogd	$106, %xmm23, %xmm4, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm17, %xmm5
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm7, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm4
-	vpternlogd	$150, %xmm6, %xmm14, %xmm0
-	vpternlogd	$150, %xmm6, %xmm14, %xmm16
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpxorq	%xmm20, %xmm17, %xmm7
-	vpxorq	%xmm20, %xmm5, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm16, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm0, %xmm10
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm6, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm5, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm28, %xmm14
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm8, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm7, %xmm17
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm6, %xmm6
-	vpxorq	%xmm13, %xmm5, %xmm5
-	vpxorq	%xmm14, %xmm28, %xmm28
-	vpxorq	%xmm15, %xmm8, %xmm8
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm16, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm6, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm5, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm8, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm7, %xmm25
-	vpternlogd	$150, %xmm18, %xmm7, %xmm9
-	vpternlogd	$150, %xmm19, %xmm16, %xmm10
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm6, %xmm13
-	vpternlogd	$150, %xmm23, %xmm5, %xmm14
-	vpternlogd	$150, %xmm24, %xmm28, %xmm15
-	vpternlogd	$150, %xmm25, %xmm8, %xmm17
-	vpxorq	768(%rbx), %xmm9, %xmm9
-	vpternlogd	$150, 832(%rbx), %xmm7, %xmm10
-	vpxorq	896(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 960(%rbx), %xmm7, %xmm12
-	vpternlogd	$150, 1024(%rbx), %xmm7, %xmm13
-	vpxorq	1088(%rbx), %xmm14, %xmm14
-	vpxorq	1152(%rbx), %xmm15, %xmm15
-	vpxorq	1216(%rbx), %xmm17, %xmm17
-	vpxorq	%xmm14, %xmm15, %xmm0
-	vpxorq	%xmm0, %xmm9, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm10, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm8
-	vpxorq	%xmm10, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm8, %xmm16
-	vpxorq	%xmm16, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm15
-	vpternlogd	$130, %xmm16, %xmm11, %xmm12
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm15, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm9, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm10
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm8, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm10, %xmm24
-	vmovdqa64	%xmm11, %xmm10
-	vpternlogd	$150, %xmm18, %xmm9, %xmm10
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm10, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm15
-	vmovdqa64	%xmm15, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm15, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm15, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm15
-	vpternlogd	$96, %xmm15, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm15, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm15, %xmm19, %xmm14
-	vpxorq	%xmm15, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm9
-	vpternlogd	$106, %xmm11, %xmm24, %xmm10
-	vpxorq	%xmm21, %xmm9, %xmm11
-	vpxorq	%xmm9, %xmm14, %xmm9
-	vpternlogd	$106, %xmm9, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm9
-	vpternlogd	$40, %xmm9, %xmm13, %xmm17
-	vpxorq	%xmm9, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm8
-	vpternlogd	$106, %xmm8, %xmm24, %xmm29
-	vpternlogd	$106, %xmm8, %xmm15, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm9, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm16, %xmm10
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm4
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm10, %xmm11, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm6
-	vpxorq	%xmm20, %xmm10, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm14, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm5, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm10, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm28, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm7, %xmm16
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm6, %xmm17
-	vpxorq	%xmm8, %xmm14, %xmm14
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm10, %xmm10
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm7, %xmm7
-	vpxorq	%xmm17, %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm14, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm5, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm10, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm7, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm6, %xmm25
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpternlogd	$150, %xmm19, %xmm14, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm10, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm7, %xmm17
-	vpxorq	1280(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, 1344(%rbx), %xmm6, %xmm9
-	vpxorq	1408(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 1472(%rbx), %xmm6, %xmm12
-	vpternlogd	$150, 1536(%rbx), %xmm6, %xmm13
-	vpxorq	1600(%rbx), %xmm15, %xmm15
-	vpxorq	1664(%rbx), %xmm16, %xmm16
-	vpxorq	1728(%rbx), %xmm17, %xmm17
-	leaq	1792(%rbx), %rcx
-	leaq	.Laesgen_bitsliced512_gcm_none_open_bs_rotations128+32(%rip), %r8
-	movq	$7, %rsi
-.Laesgen_bitsliced512_gcm_none_open_bs_round_2:
-	vmovdqa64	%xmm8, %xmm0
-	vmovdqa64	%xmm9, %xmm4
-	vmovdqa64	%xmm11, %xmm5
-	vmovdqa64	%xmm12, %xmm6
-	vmovdqa64	%xmm13, %xmm7
-	vmovdqa64	%xmm15, %xmm8
-	vmovdqa64	%xmm16, %xmm9
-	vmovdqa64	%xmm17, %xmm10
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm0, %xmm11
-	vpxorq	%xmm11, %xmm7, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm4, %xmm14
-	vpxorq	%xmm5, %xmm7, %xmm15
-	vpxorq	%xmm4, %xmm10, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm16
-	vpxorq	%xmm16, %xmm6, %xmm17
-	vpxorq	%xmm17, %xmm9, %xmm9
-	vpternlogd	$130, %xmm16, %xmm5, %xmm6
-	vmovdqa64	%xmm0, %xmm19
-	vpternlogd	$106, %xmm6, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm7, %xmm20
-	vpxorq	%xmm20, %xmm0, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm17, %xmm5, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm18, %xmm24
-	vpandq	%xmm22, %xmm18, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm4
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm7, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm4, %xmm24
-	vmovdqa64	%xmm5, %xmm4
-	vpternlogd	$150, %xmm17, %xmm0, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm4, %xmm29, %xmm6
-	vpternlogd	$150, %xmm27, %xmm6, %xmm9
-	vmovdqa64	%xmm9, %xmm6
-	vpternlogd	$106, %xmm25, %xmm24, %xmm6
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm6, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm6, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm6
-	vpternlogd	$150, %xmm6, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm18
-	vpxorq	%xmm9, %xmm24, %xmm6
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm17, %xmm5
-	vpternlogd	$106, %xmm5, %xmm26, %xmm0
-	vpternlogd	$106, %xmm5, %xmm24, %xmm4
-	vpxorq	%xmm21, %xmm0, %xmm5
-	vpxorq	%xmm0, %xmm18, %xmm0
-	vpternlogd	$106, %xmm0, %xmm6, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm0
-	vpternlogd	$40, %xmm0, %xmm7, %xmm10
-	vpxorq	%xmm0, %xmm6, %xmm7
-	vpternlogd	$106, %xmm10, %xmm7, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm7, %xmm23
-	vpternlogd	$106, %xmm23, %xmm0, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm16, %xmm4
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm6, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm6
-	vpternlogd	$150, %xmm5, %xmm14, %xmm0
-	vpternlogd	$150, %xmm5, %xmm14, %xmm18
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm7
-	vpxorq	%xmm20, %xmm4, %xmm10
-	vpshufb	(%r8), %xmm18, %xmm8
-	vpshufb	(%r8), %xmm0, %xmm9
-	vpshufb	(%r8), %xmm6, %xmm11
-	vpshufb	(%r8), %xmm5, %xmm12
-	vpshufb	(%r8), %xmm4, %xmm13
-	vpshufb	(%r8), %xmm28, %xmm15
-	vpshufb	(%r8), %xmm10, %xmm16
-	vpshufb	(%r8), %xmm7, %xmm17
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm6, %xmm6
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm10, %xmm10
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	16(%r8), %xmm18, %xmm14
-	vpshufb	16(%r8), %xmm0, %xmm19
-	vpshufb	16(%r8), %xmm6, %xmm20
-	vpshufb	16(%r8), %xmm5, %xmm21
-	vpshufb	16(%r8), %xmm4, %xmm22
-	vpshufb	16(%r8), %xmm28, %xmm23
-	vpshufb	16(%r8), %xmm10, %xmm24
-	vpshufb	16(%r8), %xmm7, %xmm25
-	vpternlogd	$150, %xmm14, %xmm7, %xmm8
-	vpternlogd	$150, %xmm19, %xmm18, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm6, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm4, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm10, %xmm17
-	vpxorq	(%rcx), %xmm8, %xmm8
-	vpternlogd	$150, 64(%rcx), %xmm7, %xmm9
-	vpxorq	128(%rcx), %xmm11, %xmm11
-	vpternlogd	$150, 192(%rcx), %xmm7, %xmm12
-	vpternlogd	$150, 256(%rcx), %xmm7, %xmm13
-	vpxorq	320(%rcx), %xmm15, %xmm15
-	vpxorq	384(%rcx), %xmm16, %xmm16
-	vpxorq	448(%rcx), %xmm17, %xmm17
-	addq	$512, %rcx
-	addq	$32, %r8
-	decq	%rsi
-	jne	.Laesgen_bitsliced512_gcm_none_open_bs_round_2
-	vpxorq	%xmm15, %xmm16, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm9, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm10
-	vpxorq	%xmm9, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm10, %xmm15
-	vpxorq	%xmm15, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm16, %xmm16
-	vpternlogd	$130, %xmm15, %xmm11, %xmm12
-	vmovdqa64	%xmm8, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm16, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm8, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm9
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm10, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm9, %xmm24
-	vmovdqa64	%xmm11, %xmm9
-	vpternlogd	$150, %xmm18, %xmm8, %xmm9
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm9, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm16
-	vmovdqa64	%xmm16, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm16, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm16, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm16
-	vpternlogd	$96, %xmm16, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm16, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm16, %xmm19, %xmm14
-	vpxorq	%xmm16, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm8
-	vpternlogd	$106, %xmm11, %xmm24, %xmm9
-	vpxorq	%xmm21, %xmm8, %xmm11
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpternlogd	$106, %xmm8, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm8
-	vpternlogd	$40, %xmm8, %xmm13, %xmm17
-	vpxorq	%xmm8, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm10
-	vpternlogd	$106, %xmm10, %xmm24, %xmm29
-	vpternlogd	$106, %xmm10, %xmm16, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm15
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm8, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm15, %xmm9
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm9, %xmm11, %xmm7
-	vpxorq	%xmm20, %xmm15, %xmm4
-	vpxorq	%xmm20, %xmm9, %xmm5
-	vpxorq	5376(%rbx), %xmm14, %xmm14
-	vpxorq	5440(%rbx), %xmm0, %xmm0
-	vpxorq	5504(%rbx), %xmm6, %xmm6
-	vpxorq	5568(%rbx), %xmm7, %xmm7
-	vpxorq	5632(%rbx), %xmm9, %xmm9
-	vpxorq	5696(%rbx), %xmm28, %xmm28
-	vpxorq	5760(%rbx), %xmm5, %xmm5
-	vpxorq	5824(%rbx), %xmm4, %xmm4
-	vpsrlq	$1, %xmm14, %xmm8
-	vpsllq	$1, %xmm0, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm14
-	vpsrlq	$1, %xmm6, %xmm8
-	vpsllq	$1, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm6
-	vpsrlq	$1, %xmm9, %xmm8
-	vpsllq	$1, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm9
-	vpsrlq	$1, %xmm5, %xmm8
-	vpsllq	$1, %xmm4, %xmm10
+	vpsrlq	$1, %xmm1, %xmm8
+	vpsllq	$1, %xmm2, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm1
+	vpsrlq	$1, %xmm3, %xmm8
+	vpsllq	$1, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm5
-	vpsrlq	$2, %xmm14, %xmm8
-	vpsllq	$2, %xmm6, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm14
-	vpsrlq	$2, %xmm0, %xmm8
-	vpsllq	$2, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm0
-	vpsrlq	$2, %xmm9, %xmm8
-	vpsllq	$2, %xmm5, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm9
-	vpsrlq	$2, %xmm28, %xmm8
-	vpsllq	$2, %xmm4, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm3
+	vpsrlq	$1, %xmm0, %xmm8
+	vpsllq	$1, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm0
+	vpsrlq	$1, %xmm6, %xmm8
+	vpsllq	$1, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm6
+	vpsrlq	$2, %xmm1, %xmm8
+	vpsllq	$2, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm1
+	vpsrlq	$2, %xmm2, %xmm8
+	vpsllq	$2, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm28
-	vpsrlq	$4, %xmm14, %xmm8
-	vpsllq	$4, %xmm9, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm10, %xmm14
-	vpsrlq	$4, %xmm0, %xmm8
-	vpsllq	$4, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm10, %xmm0
-	vpsrlq	$4, %xmm6, %xmm8
-	vpsllq	$4, %xmm5, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm2
+	vpsrlq	$2, %xmm0, %xmm8
+	vpsllq	$2, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm0
+	vpsrlq	$2, %xmm5, %xmm8
+	vpsllq	$2, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm5
+	vpsrlq	$4, %xmm1, %xmm8
+	vpsllq	$4, %xmm0, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpsllq	$4, %xmm5, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm10, %xmm6
-	vpsrlq	$4, %xmm7, %xmm5
-	vpsllq	$4, %xmm4, %xmm8
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm7
-	vmovdqa64	%xmm14, %xmm4
-	vmovdqa64	%xmm0, %xmm5
-	vmovdqa64	%xmm6, %xmm6
-	vmovdqa64	%xmm7, %xmm7
-	vmovdqa64	%xmm9, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpsllq	$4, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm3
+	vpsrlq	$4, %xmm4, %xmm8
+	vpsllq	$4, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm4
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm8
+	vpxorq	%xmm8, %xmm0, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm2, %xmm11
+	vpxorq	%xmm3, %xmm0, %xmm12
+	vpxorq	%xmm2, %xmm7, %xmm13
+	vpxorq	%xmm13, %xmm12, %xmm14
+	vpxorq	%xmm14, %xmm4, %xmm15
+	vpxorq	%xmm15, %xmm6, %xmm6
+	vpternlogd	$130, %xmm14, %xmm3, %xmm4
+	vmovdqa64	%xmm1, %xmm16
+	vpternlogd	$106, %xmm4, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm0, %xmm17
+	vpxorq	%xmm17, %xmm1, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm13, %xmm21
+	vpandq	%xmm19, %xmm13, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm2
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm0, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm2, %xmm21
+	vmovdqa64	%xmm3, %xmm2
+	vpternlogd	$150, %xmm15, %xmm1, %xmm2
+	vpxorq	%xmm3, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm2, %xmm26, %xmm4
+	vpternlogd	$150, %xmm24, %xmm4, %xmm6
+	vmovdqa64	%xmm6, %xmm4
+	vpternlogd	$106, %xmm22, %xmm21, %xmm4
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm4, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm4, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm4
+	vpternlogd	$150, %xmm4, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm13
+	vpxorq	%xmm6, %xmm21, %xmm4
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm3
+	vpternlogd	$106, %xmm3, %xmm23, %xmm1
+	vpternlogd	$106, %xmm3, %xmm21, %xmm2
+	vpxorq	%xmm18, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm13, %xmm1
+	vpternlogd	$106, %xmm1, %xmm4, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm1
+	vpternlogd	$40, %xmm1, %xmm0, %xmm7
+	vpxorq	%xmm1, %xmm4, %xmm0
+	vpternlogd	$106, %xmm7, %xmm0, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm14
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm0, %xmm20
+	vpternlogd	$106, %xmm20, %xmm1, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm14, %xmm2
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm4, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm1
+	vpternlogd	$150, %xmm3, %xmm11, %xmm0
+	vpternlogd	$150, %xmm3, %xmm11, %xmm13
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm17, %xmm14, %xmm4
+	vpxorq	%xmm17, %xmm2, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm13, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm25, %xmm11
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm5, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l3128(%rip), %xmm4, %xmm14
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm3, %xmm3
+	vpxorq	%xmm10, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm25, %xmm25
+	vpxorq	%xmm12, %xmm5, %xmm5
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm13, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm3, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm2, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm5, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l3128(%rip), %xmm4, %xmm22
+	vpternlogd	$150, %xmm15, %xmm4, %xmm6
+	vpternlogd	$150, %xmm16, %xmm13, %xmm7
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm3, %xmm10
+	vpternlogd	$150, %xmm20, %xmm2, %xmm11
+	vpternlogd	$150, %xmm21, %xmm25, %xmm12
+	vpternlogd	$150, %xmm22, %xmm5, %xmm14
+	vpxorq	768(%rbx), %xmm6, %xmm6
+	vpternlogd	$150, 832(%rbx), %xmm4, %xmm7
+	vpxorq	896(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 960(%rbx), %xmm4, %xmm9
+	vpternlogd	$150, 1024(%rbx), %xmm4, %xmm10
+	vpxorq	1088(%rbx), %xmm11, %xmm11
+	vpxorq	1152(%rbx), %xmm12, %xmm12
+	vpxorq	1216(%rbx), %xmm14, %xmm14
+	vpxorq	%xmm11, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm5
+	vpxorq	%xmm7, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm5, %xmm13
+	vpxorq	%xmm13, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm12
+	vpternlogd	$130, %xmm13, %xmm8, %xmm9
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm12, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm6, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm7
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm5, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm7, %xmm21
+	vmovdqa64	%xmm8, %xmm7
+	vpternlogd	$150, %xmm15, %xmm6, %xmm7
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm7, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm12
+	vmovdqa64	%xmm12, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm12, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm12, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm12
+	vpternlogd	$96, %xmm12, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm12, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm12, %xmm16, %xmm11
+	vpxorq	%xmm12, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm6
+	vpternlogd	$106, %xmm8, %xmm21, %xmm7
+	vpxorq	%xmm18, %xmm6, %xmm8
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpternlogd	$106, %xmm6, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm6
+	vpternlogd	$40, %xmm6, %xmm10, %xmm14
+	vpxorq	%xmm6, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm5
+	vpternlogd	$106, %xmm5, %xmm21, %xmm26
+	vpternlogd	$106, %xmm5, %xmm12, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm6, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm13, %xmm7
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm7, %xmm8, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm3
+	vpxorq	%xmm17, %xmm7, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm0, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm7, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm25, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l0128(%rip), %xmm3, %xmm14
+	vpxorq	%xmm5, %xmm11, %xmm11
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm4, %xmm4
+	vpxorq	%xmm14, %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm11, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm2, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm7, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm4, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l0128(%rip), %xmm3, %xmm22
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpternlogd	$150, %xmm16, %xmm11, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm7, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm4, %xmm14
+	vpxorq	1280(%rbx), %xmm5, %xmm5
+	vpternlogd	$150, 1344(%rbx), %xmm3, %xmm6
+	vpxorq	1408(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 1472(%rbx), %xmm3, %xmm9
+	vpternlogd	$150, 1536(%rbx), %xmm3, %xmm10
+	vpxorq	1600(%rbx), %xmm12, %xmm12
+	vpxorq	1664(%rbx), %xmm13, %xmm13
+	vpxorq	1728(%rbx), %xmm14, %xmm14
+	leaq	1792(%rbx), %rsi
+	leaq	.Laesgen_bitsliced512_gcm_none_open_bs_rotations128+32(%rip), %r11
+	movq	$7, %r10
+.Laesgen_bitsliced512_gcm_none_open_bs_round_2:
+	vmovdqa64	%xmm5, %xmm0
+	vmovdqa64	%xmm6, %xmm1
+	vmovdqa64	%xmm8, %xmm2
+	vmovdqa64	%xmm9, %xmm3
+	vmovdqa64	%xmm10, %xmm4
+	vmovdqa64	%xmm12, %xmm5
+	vmovdqa64	%xmm13, %xmm6
+	vmovdqa64	%xmm14, %xmm7
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm0, %xmm8
+	vpxorq	%xmm8, %xmm4, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm1, %xmm11
+	vpxorq	%xmm2, %xmm4, %xmm12
+	vpxorq	%xmm1, %xmm7, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm14
+	vpxorq	%xmm14, %xmm6, %xmm6
+	vpternlogd	$130, %xmm13, %xmm2, %xmm3
+	vmovdqa64	%xmm0, %xmm16
+	vpternlogd	$106, %xmm3, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm4, %xmm17
+	vpxorq	%xmm17, %xmm0, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm14, %xmm2, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm15, %xmm21
+	vpandq	%xmm19, %xmm15, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm1
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm4, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm1, %xmm21
+	vmovdqa64	%xmm2, %xmm1
+	vpternlogd	$150, %xmm14, %xmm0, %xmm1
+	vpxorq	%xmm2, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm1, %xmm26, %xmm3
+	vpternlogd	$150, %xmm24, %xmm3, %xmm6
+	vmovdqa64	%xmm6, %xmm3
+	vpternlogd	$106, %xmm22, %xmm21, %xmm3
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm3, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm3, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm3
+	vpternlogd	$150, %xmm3, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm15
+	vpxorq	%xmm6, %xmm21, %xmm3
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm14, %xmm2
+	vpternlogd	$106, %xmm2, %xmm23, %xmm0
+	vpternlogd	$106, %xmm2, %xmm21, %xmm1
+	vpxorq	%xmm18, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm15, %xmm0
+	vpternlogd	$106, %xmm0, %xmm3, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm0
+	vpternlogd	$40, %xmm0, %xmm4, %xmm7
+	vpxorq	%xmm0, %xmm3, %xmm4
+	vpternlogd	$106, %xmm7, %xmm4, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm4, %xmm20
+	vpternlogd	$106, %xmm20, %xmm0, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm13, %xmm1
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm3, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm3
+	vpternlogd	$150, %xmm2, %xmm11, %xmm0
+	vpternlogd	$150, %xmm2, %xmm11, %xmm15
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm4
+	vpxorq	%xmm17, %xmm1, %xmm7
+	vpshufb	(%r11), %xmm15, %xmm5
+	vpshufb	(%r11), %xmm0, %xmm6
+	vpshufb	(%r11), %xmm3, %xmm8
+	vpshufb	(%r11), %xmm2, %xmm9
+	vpshufb	(%r11), %xmm1, %xmm10
+	vpshufb	(%r11), %xmm25, %xmm12
+	vpshufb	(%r11), %xmm7, %xmm13
+	vpshufb	(%r11), %xmm4, %xmm14
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm3, %xmm3
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm1, %xmm1
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm7, %xmm7
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	16(%r11), %xmm15, %xmm11
+	vpshufb	16(%r11), %xmm0, %xmm16
+	vpshufb	16(%r11), %xmm3, %xmm17
+	vpshufb	16(%r11), %xmm2, %xmm18
+	vpshufb	16(%r11), %xmm1, %xmm19
+	vpshufb	16(%r11), %xmm25, %xmm20
+	vpshufb	16(%r11), %xmm7, %xmm21
+	vpshufb	16(%r11), %xmm4, %xmm22
+	vpternlogd	$150, %xmm11, %xmm4, %xmm5
+	vpternlogd	$150, %xmm16, %xmm15, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm3, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm1, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm7, %xmm14
+	vpxorq	(%rsi), %xmm5, %xmm5
+	vpternlogd	$150, 64(%rsi), %xmm4, %xmm6
+	vpxorq	128(%rsi), %xmm8, %xmm8
+	vpternlogd	$150, 192(%rsi), %xmm4, %xmm9
+	vpternlogd	$150, 256(%rsi), %xmm4, %xmm10
+	vpxorq	320(%rsi), %xmm12, %xmm12
+	vpxorq	384(%rsi), %xmm13, %xmm13
+	vpxorq	448(%rsi), %xmm14, %xmm14
+	addq	$512, %rsi
+	addq	$32, %r11
+	decq	%r10
+	jne	.Laesgen_bitsliced512_gcm_none_open_bs_round_2
+	vpxorq	%xmm12, %xmm13, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm6, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm7
+	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm12
+	vpxorq	%xmm12, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm13, %xmm13
+	vpternlogd	$130, %xmm12, %xmm8, %xmm9
+	vmovdqa64	%xmm5, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm13, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm5, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm6
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm7, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm6, %xmm21
+	vmovdqa64	%xmm8, %xmm6
+	vpternlogd	$150, %xmm15, %xmm5, %xmm6
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm6, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm13
+	vmovdqa64	%xmm13, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm13, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm13, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm13
+	vpternlogd	$96, %xmm13, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm13, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm13, %xmm16, %xmm11
+	vpxorq	%xmm13, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm5
+	vpternlogd	$106, %xmm8, %xmm21, %xmm6
+	vpxorq	%xmm18, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm11, %xmm5
+	vpternlogd	$106, %xmm5, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm5
+	vpternlogd	$40, %xmm5, %xmm10, %xmm14
+	vpxorq	%xmm5, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm7
+	vpternlogd	$106, %xmm7, %xmm21, %xmm26
+	vpternlogd	$106, %xmm7, %xmm13, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm12
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm5, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm12, %xmm6
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm6, %xmm8, %xmm4
+	vpxorq	%xmm17, %xmm12, %xmm1
+	vpxorq	%xmm17, %xmm6, %xmm2
+	vpxorq	5376(%rbx), %xmm11, %xmm11
+	vpxorq	5440(%rbx), %xmm0, %xmm0
+	vpxorq	5504(%rbx), %xmm3, %xmm3
+	vpxorq	5568(%rbx), %xmm4, %xmm4
+	vpxorq	5632(%rbx), %xmm6, %xmm6
+	vpxorq	5696(%rbx), %xmm25, %xmm25
+	vpxorq	5760(%rbx), %xmm2, %xmm2
+	vpxorq	5824(%rbx), %xmm1, %xmm1
+	vpsrlq	$1, %xmm11, %xmm5
+	vpsllq	$1, %xmm0, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm11
+	vpsrlq	$1, %xmm3, %xmm5
+	vpsllq	$1, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm3
+	vpsrlq	$1, %xmm6, %xmm5
+	vpsllq	$1, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm6
+	vpsrlq	$1, %xmm2, %xmm5
+	vpsllq	$1, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm2
+	vpsrlq	$2, %xmm11, %xmm5
+	vpsllq	$2, %xmm3, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm11
+	vpsrlq	$2, %xmm0, %xmm5
+	vpsllq	$2, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm0
+	vpsrlq	$2, %xmm6, %xmm5
+	vpsllq	$2, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm6
+	vpsrlq	$2, %xmm25, %xmm5
+	vpsllq	$2, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm25
+	vpsrlq	$4, %xmm11, %xmm5
+	vpsllq	$4, %xmm6, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm11
+	vpsrlq	$4, %xmm0, %xmm5
+	vpsllq	$4, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm0
+	vpsrlq	$4, %xmm3, %xmm5
+	vpsllq	$4, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm3
+	vpsrlq	$4, %xmm4, %xmm2
+	vpsllq	$4, %xmm1, %xmm5
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm4
+	vmovdqa64	%xmm11, %xmm1
+	vmovdqa64	%xmm0, %xmm2
+	vmovdqa64	%xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vmovdqa64	%xmm6, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_open_short_keystream
 .Laesgen_bitsliced512_gcm_none_open_short192:
-	vmovdqa64	(%rbx), %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm4
-	vpxorq	%xmm8, %xmm5, %xmm5
-	vpxorq	%xmm8, %xmm6, %xmm6
-	vpxorq	%xmm8, %xmm7, %xmm7
-	vpxorq	%xmm8, %xmm0, %xmm0
-	vpxorq	%xmm8, %xmm8, %xmm8
-	vpxorq	%xmm9, %xmm9, %xmm9
-	vpxorq	%xmm10, %xmm10, %xmm10
-	vpsrlq	$1, %xmm4, %xmm11
-	vpsllq	$1, %xmm5, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm4
-	vpsrlq	$1, %xmm6, %xmm11
-	vpsllq	$1, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm6
-	vpsrlq	$1, %xmm0, %xmm11
-	vpsllq	$1, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm0
-	vpsrlq	$1, %xmm9, %xmm11
-	vpsllq	$1, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm12, %xmm9
-	vpsrlq	$2, %xmm4, %xmm11
-	vpsllq	$2, %xmm6, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm4
-	vpsrlq	$2, %xmm5, %xmm11
-	vpsllq	$2, %xmm7, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm5
-	vpsrlq	$2, %xmm0, %xmm11
-	vpsllq	$2, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm0
-	vpsrlq	$2, %xmm8, %xmm11
-	vpsllq	$2, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm12, %xmm8
-	vpsrlq	$4, %xmm4, %xmm11
-	vpsllq	$4, %xmm0, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm4
-	vpsrlq	$4, %xmm5, %xmm11
-	vpsllq	$4, %xmm8, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm5
-	vpsrlq	$4, %xmm6, %xmm11
-	vpsllq	$4, %xmm9, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm6
-	vpsrlq	$4, %xmm7, %xmm11
-	vpsllq	$4, %xmm10, %xmm12
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm11, %xmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm12, %xmm7
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm4, %xmm11
-	vpxorq	%xmm11, %xmm0, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm5, %xmm14
-	vpxorq	%xmm6, %xmm0, %xmm15
-	vpxorq	%xmm5, %xmm10, %xmm16
-	vpxorq	%xmm16, %xmm15, %xmm17
-	vpxorq	%xmm17, %xmm7, %xmm18
-	vpxorq	%xmm18, %xmm9, %xmm9
-	vpternlogd	$130, %xmm17, %xmm6, %xmm7
-	vmovdqa64	%xmm4, %xmm19
-	vpternlogd	$106, %xmm7, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm0, %xmm20
-	vpxorq	%xmm20, %xmm4, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm16, %xmm24
-	vpandq	%xmm22, %xmm16, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm5
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm0, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm5, %xmm24
-	vmovdqa64	%xmm6, %xmm5
-	vpternlogd	$150, %xmm18, %xmm4, %xmm5
-	vpxorq	%xmm6, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm5, %xmm29, %xmm7
-	vpternlogd	$150, %xmm27, %xmm7, %xmm9
-	vmovdqa64	%xmm9, %xmm7
-	vpternlogd	$106, %xmm25, %xmm24, %xmm7
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm7, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm7, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm7
-	vpternlogd	$150, %xmm7, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm16
-	vpxorq	%xmm9, %xmm24, %xmm7
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm6
-	vpternlogd	$106, %xmm6, %xmm26, %xmm4
-	vpternlogd	$106, %xmm6, %xmm24, %xmm5
-	vpxorq	%xmm21, %xmm4, %xmm6
-	vpxorq	%xmm4, %xmm16, %xmm4
-	vpternlogd	$106, %xmm4, %xmm7, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm4
-	vpternlogd	$40, %xmm4, %xmm0, %xmm10
-	vpxorq	%xmm4, %xmm7, %xmm0
-	vpternlogd	$106, %xmm10, %xmm0, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm17
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm0, %xmm23
-	vpternlogd	$106, %xmm23, %xmm4, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm17, %xmm5
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm7, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm4
-	vpternlogd	$150, %xmm6, %xmm14, %xmm0
-	vpternlogd	$150, %xmm6, %xmm14, %xmm16
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpxorq	%xmm20, %xmm17, %xmm7
-	vpxorq	%xmm20, %xmm5, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm16, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm0, %xmm10
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm6, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm5, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm28, %xmm14
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm8, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm7, %xmm17
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm6, %xmm6
-	vpxorq	%xmm13, %xmm5, %xmm5
-	vpxorq	%xmm14, %xmm28, %xmm28
-	vpxorq	%xmm15, %xmm8, %xmm8
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm16, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm6, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm5, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm8, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm7, %xmm25
-	vpternlogd	$150, %xmm18, %xmm7, %xmm9
-	vpternlogd	$150, %xmm19, %xmm16, %xmm10
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm6, %xmm13
-	vpternlogd	$150, %xmm23, %xmm5, %xmm14
-	vpternlogd	$150, %xmm24, %xmm28, %xmm15
-	vpternlogd	$150, %xmm25, %xmm8, %xmm17
-	vpxorq	768(%rbx), %xmm9, %xmm9
-	vpternlogd	$150, 832(%rbx), %xmm7, %xmm10
-	vpxorq	896(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 960(%rbx), %xmm7, %xmm12
-	vpternlogd	$150, 1024(%rbx), %xmm7, %xmm13
-	vpxorq	1088(%rbx), %xmm14, %xmm14
-	vpxorq	1152(%rbx), %xmm15, %xmm15
-	vpxorq	1216(%rbx), %xmm17, %xmm17
-	vpxorq	%xmm14, %xmm15, %xmm0
-	vpxorq	%xmm0, %xmm9, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm10, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm8
-	vpxorq	%xmm10, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm8, %xmm16
-	vpxorq	%xmm16, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm15
-	vpternlogd	$130, %xmm16, %xmm11, %xmm12
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm15, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm9, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm10
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm8, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm10, %xmm24
-	vmovdqa64	%xmm11, %xmm10
-	vpternlogd	$150, %xmm18, %xmm9, %xmm10
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm10, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm15
-	vmovdqa64	%xmm15, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm15, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm15, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm15
-	vpternlogd	$96, %xmm15, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm15, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm15, %xmm19, %xmm14
-	vpxorq	%xmm15, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm9
-	vpternlogd	$106, %xmm11, %xmm24, %xmm10
-	vpxorq	%xmm21, %xmm9, %xmm11
-	vpxorq	%xmm9, %xmm14, %xmm9
-	vpternlogd	$106, %xmm9, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm9
-	vpternlogd	$40, %xmm9, %xmm13, %xmm17
-	vpxorq	%xmm9, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm8
-	vpternlogd	$106, %xmm8, %xmm24, %xmm29
-	vpternlogd	$106, %xmm8, %xmm15, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm9, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm16, %xmm10
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm4
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm10, %xmm11, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm6
-	vpxorq	%xmm20, %xmm10, %xmm7
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm14, %xmm8
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm5, %xmm12
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm10, %xmm13
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm28, %xmm15
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm7, %xmm16
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm6, %xmm17
-	vpxorq	%xmm8, %xmm14, %xmm14
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm4, %xmm4
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm10, %xmm10
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm7, %xmm7
-	vpxorq	%xmm17, %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm14, %xmm18
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm0, %xmm19
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm4, %xmm20
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm5, %xmm21
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm10, %xmm22
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm28, %xmm23
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm7, %xmm24
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm6, %xmm25
-	vpternlogd	$150, %xmm18, %xmm6, %xmm8
-	vpternlogd	$150, %xmm19, %xmm14, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm4, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm10, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm7, %xmm17
-	vpxorq	1280(%rbx), %xmm8, %xmm8
-	vpternlogd	$150, 1344(%rbx), %xmm6, %xmm9
-	vpxorq	1408(%rbx), %xmm11, %xmm11
-	vpternlogd	$150, 1472(%rbx), %xmm6, %xmm12
-	vpternlogd	$150, 1536(%rbx), %xmm6, %xmm13
-	vpxorq	1600(%rbx), %xmm15, %xmm15
-	vpxorq	1664(%rbx), %xmm16, %xmm16
-	vpxorq	1728(%rbx), %xmm17, %xmm17
-	leaq	1792(%rbx), %rcx
-	leaq	.Laesgen_bitsliced512_gcm_none_open_bs_rotations128+96(%rip), %r8
-	movq	$9, %rsi
-.Laesgen_bitsliced512_gcm_none_open_bs_round_3:
-	vmovdqa64	%xmm8, %xmm0
-	vmovdqa64	%xmm9, %xmm4
-	vmovdqa64	%xmm11, %xmm5
-	vmovdqa64	%xmm12, %xmm6
-	vmovdqa64	%xmm13, %xmm7
-	vmovdqa64	%xmm15, %xmm8
-	vmovdqa64	%xmm16, %xmm9
-	vmovdqa64	%xmm17, %xmm10
-	vpxorq	%xmm8, %xmm9, %xmm8
-	vpxorq	%xmm8, %xmm0, %xmm11
-	vpxorq	%xmm11, %xmm7, %xmm12
-	vpxorq	%xmm11, %xmm10, %xmm13
-	vpxorq	%xmm11, %xmm4, %xmm14
-	vpxorq	%xmm5, %xmm7, %xmm15
-	vpxorq	%xmm4, %xmm10, %xmm18
-	vpxorq	%xmm18, %xmm15, %xmm16
-	vpxorq	%xmm16, %xmm6, %xmm17
-	vpxorq	%xmm17, %xmm9, %xmm9
-	vpternlogd	$130, %xmm16, %xmm5, %xmm6
-	vmovdqa64	%xmm0, %xmm19
-	vpternlogd	$106, %xmm6, %xmm12, %xmm19
-	vmovdqa64	%xmm10, %xmm20
-	vpternlogd	$150, %xmm9, %xmm7, %xmm20
-	vpxorq	%xmm20, %xmm0, %xmm21
-	vpxorq	%xmm20, %xmm8, %xmm22
-	vpternlogd	$150, %xmm17, %xmm5, %xmm8
-	vpxorq	%xmm20, %xmm8, %xmm23
-	vpxorq	%xmm22, %xmm18, %xmm24
-	vpandq	%xmm22, %xmm18, %xmm25
-	vpternlogd	$166, %xmm25, %xmm11, %xmm4
-	vpternlogd	$120, %xmm21, %xmm13, %xmm25
-	vmovdqa64	%xmm10, %xmm26
-	vpternlogd	$40, %xmm20, %xmm7, %xmm26
-	vmovdqa64	%xmm15, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm4, %xmm24
-	vmovdqa64	%xmm5, %xmm4
-	vpternlogd	$150, %xmm17, %xmm0, %xmm4
-	vpxorq	%xmm5, %xmm10, %xmm28
-	vpternlogd	$120, %xmm8, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm10, %xmm25
-	vpxorq	%xmm14, %xmm28, %xmm29
-	vpternlogd	$120, %xmm4, %xmm29, %xmm6
-	vpternlogd	$150, %xmm27, %xmm6, %xmm9
-	vmovdqa64	%xmm9, %xmm6
-	vpternlogd	$106, %xmm25, %xmm24, %xmm6
-	vpxorq	%xmm8, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm9, %xmm19
-	vpternlogd	$228, %xmm6, %xmm27, %xmm19
-	vmovdqa64	%xmm9, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm6, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm6
-	vpternlogd	$150, %xmm6, %xmm27, %xmm9
-	vpternlogd	$96, %xmm9, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm9, %xmm11
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm9, %xmm19, %xmm18
-	vpxorq	%xmm9, %xmm24, %xmm6
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm17, %xmm5
-	vpternlogd	$106, %xmm5, %xmm26, %xmm0
-	vpternlogd	$106, %xmm5, %xmm24, %xmm4
-	vpxorq	%xmm21, %xmm0, %xmm5
-	vpxorq	%xmm0, %xmm18, %xmm0
-	vpternlogd	$106, %xmm0, %xmm6, %xmm8
-	vpxorq	%xmm26, %xmm19, %xmm0
-	vpternlogd	$40, %xmm0, %xmm7, %xmm10
-	vpxorq	%xmm0, %xmm6, %xmm7
-	vpternlogd	$106, %xmm10, %xmm7, %xmm15
-	vpternlogd	$106, %xmm15, %xmm24, %xmm29
-	vpternlogd	$106, %xmm15, %xmm9, %xmm14
-	vpternlogd	$106, %xmm29, %xmm22, %xmm16
-	vpternlogd	$106, %xmm29, %xmm26, %xmm12
-	vpternlogd	$106, %xmm11, %xmm7, %xmm23
-	vpternlogd	$106, %xmm23, %xmm0, %xmm20
-	vpxorq	%xmm8, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm13
-	vpternlogd	$150, %xmm11, %xmm16, %xmm4
-	vpternlogd	$150, %xmm13, %xmm20, %xmm10
-	vpternlogd	$106, %xmm10, %xmm6, %xmm28
-	vpxorq	%xmm12, %xmm13, %xmm6
-	vpternlogd	$150, %xmm5, %xmm14, %xmm0
-	vpternlogd	$150, %xmm5, %xmm14, %xmm18
-	vpxorq	%xmm4, %xmm5, %xmm5
-	vpxorq	%xmm20, %xmm16, %xmm7
-	vpxorq	%xmm20, %xmm4, %xmm10
-	vpshufb	(%r8), %xmm18, %xmm8
-	vpshufb	(%r8), %xmm0, %xmm9
-	vpshufb	(%r8), %xmm6, %xmm11
-	vpshufb	(%r8), %xmm5, %xmm12
-	vpshufb	(%r8), %xmm4, %xmm13
-	vpshufb	(%r8), %xmm28, %xmm15
-	vpshufb	(%r8), %xmm10, %xmm16
-	vpshufb	(%r8), %xmm7, %xmm17
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vpxorq	%xmm9, %xmm0, %xmm0
-	vpxorq	%xmm11, %xmm6, %xmm6
-	vpxorq	%xmm12, %xmm5, %xmm5
-	vpxorq	%xmm13, %xmm4, %xmm4
-	vpxorq	%xmm15, %xmm28, %xmm28
-	vpxorq	%xmm16, %xmm10, %xmm10
-	vpxorq	%xmm17, %xmm7, %xmm7
-	vpshufb	16(%r8), %xmm18, %xmm14
-	vpshufb	16(%r8), %xmm0, %xmm19
-	vpshufb	16(%r8), %xmm6, %xmm20
-	vpshufb	16(%r8), %xmm5, %xmm21
-	vpshufb	16(%r8), %xmm4, %xmm22
-	vpshufb	16(%r8), %xmm28, %xmm23
-	vpshufb	16(%r8), %xmm10, %xmm24
-	vpshufb	16(%r8), %xmm7, %xmm25
-	vpternlogd	$150, %xmm14, %xmm7, %xmm8
-	vpternlogd	$150, %xmm19, %xmm18, %xmm9
-	vpternlogd	$150, %xmm20, %xmm0, %xmm11
-	vpternlogd	$150, %xmm21, %xmm6, %xmm12
-	vpternlogd	$150, %xmm22, %xmm5, %xmm13
-	vpternlogd	$150, %xmm23, %xmm4, %xmm15
-	vpternlogd	$150, %xmm24, %xmm28, %xmm16
-	vpternlogd	$150, %xmm25, %xmm10, %xmm17
-	vpxorq	(%rcx), %xmm8, %xmm8
-	vpternlogd	$150, 64(%rcx), %xmm7, %xmm9
-	vpxorq	128(%rcx), %xmm11, %xmm11
-	vpternlogd	$150, 192(%rcx), %xmm7, %xmm12
-	vpternlogd	$150, 256(%rcx), %xmm7, %xmm13
-	vpxorq	320(%rcx), %xmm15, %xmm15
-	vpxorq	384(%rcx), %xmm16, %xmm16
-	vpxorq	448(%rcx), %xmm17, %xmm17
-	addq	$512, %rcx
-	addq	$32, %r8
-	decq	%rsi
-	jne	.Laesgen_bitsliced512_gcm_none_open_bs_round_3
-	vpxorq	%xmm15, %xmm16, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm4
-	vpxorq	%xmm4, %xmm13, %xmm5
-	vpxorq	%xmm4, %xmm17, %xmm6
-	vpxorq	%xmm4, %xmm9, %xmm7
-	vpxorq	%xmm11, %xmm13, %xmm10
-	vpxorq	%xmm9, %xmm17, %xmm14
-	vpxorq	%xmm14, %xmm10, %xmm15
-	vpxorq	%xmm15, %xmm12, %xmm18
-	vpxorq	%xmm18, %xmm16, %xmm16
-	vpternlogd	$130, %xmm15, %xmm11, %xmm12
-	vmovdqa64	%xmm8, %xmm19
-	vpternlogd	$106, %xmm12, %xmm5, %xmm19
-	vmovdqa64	%xmm17, %xmm20
-	vpternlogd	$150, %xmm16, %xmm13, %xmm20
-	vpxorq	%xmm20, %xmm8, %xmm21
-	vpxorq	%xmm20, %xmm0, %xmm22
-	vpternlogd	$150, %xmm18, %xmm11, %xmm0
-	vpxorq	%xmm20, %xmm0, %xmm23
-	vpxorq	%xmm22, %xmm14, %xmm24
-	vpandq	%xmm22, %xmm14, %xmm25
-	vpternlogd	$166, %xmm25, %xmm4, %xmm9
-	vpternlogd	$120, %xmm21, %xmm6, %xmm25
-	vmovdqa64	%xmm17, %xmm26
-	vpternlogd	$40, %xmm20, %xmm13, %xmm26
-	vmovdqa64	%xmm10, %xmm27
-	vpternlogd	$106, %xmm26, %xmm23, %xmm27
-	vpternlogd	$150, %xmm27, %xmm9, %xmm24
-	vmovdqa64	%xmm11, %xmm9
-	vpternlogd	$150, %xmm18, %xmm8, %xmm9
-	vpxorq	%xmm11, %xmm17, %xmm28
-	vpternlogd	$120, %xmm0, %xmm28, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vpternlogd	$150, %xmm22, %xmm17, %xmm25
-	vpxorq	%xmm7, %xmm28, %xmm29
-	vpternlogd	$120, %xmm9, %xmm29, %xmm12
-	vpternlogd	$150, %xmm27, %xmm12, %xmm16
-	vmovdqa64	%xmm16, %xmm12
-	vpternlogd	$106, %xmm25, %xmm24, %xmm12
-	vpxorq	%xmm0, %xmm28, %xmm27
-	vpternlogd	$150, %xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm16, %xmm19
-	vpternlogd	$228, %xmm12, %xmm27, %xmm19
-	vmovdqa64	%xmm16, %xmm26
-	vpternlogd	$108, %xmm24, %xmm27, %xmm26
-	vpternlogd	$202, %xmm25, %xmm24, %xmm26
-	vpternlogd	$96, %xmm26, %xmm12, %xmm25
-	vpternlogd	$150, %xmm25, %xmm26, %xmm24
-	vpternlogd	$72, %xmm25, %xmm19, %xmm12
-	vpternlogd	$150, %xmm12, %xmm27, %xmm16
-	vpternlogd	$96, %xmm16, %xmm19, %xmm22
-	vpternlogd	$106, %xmm22, %xmm16, %xmm4
-	vpternlogd	$106, %xmm22, %xmm19, %xmm21
-	vpternlogd	$96, %xmm16, %xmm19, %xmm14
-	vpxorq	%xmm16, %xmm24, %xmm12
-	vpxorq	%xmm24, %xmm26, %xmm22
-	vpternlogd	$40, %xmm22, %xmm18, %xmm11
-	vpternlogd	$106, %xmm11, %xmm26, %xmm8
-	vpternlogd	$106, %xmm11, %xmm24, %xmm9
-	vpxorq	%xmm21, %xmm8, %xmm11
-	vpxorq	%xmm8, %xmm14, %xmm8
-	vpternlogd	$106, %xmm8, %xmm12, %xmm0
-	vpxorq	%xmm26, %xmm19, %xmm8
-	vpternlogd	$40, %xmm8, %xmm13, %xmm17
-	vpxorq	%xmm8, %xmm12, %xmm13
-	vpternlogd	$106, %xmm17, %xmm13, %xmm10
-	vpternlogd	$106, %xmm10, %xmm24, %xmm29
-	vpternlogd	$106, %xmm10, %xmm16, %xmm7
-	vpternlogd	$106, %xmm29, %xmm22, %xmm15
-	vpternlogd	$106, %xmm29, %xmm26, %xmm5
-	vpternlogd	$106, %xmm4, %xmm13, %xmm23
-	vpternlogd	$106, %xmm23, %xmm8, %xmm20
-	vpxorq	%xmm0, %xmm23, %xmm0
-	vpternlogd	$106, %xmm0, %xmm19, %xmm6
-	vpternlogd	$150, %xmm4, %xmm15, %xmm9
-	vpternlogd	$150, %xmm6, %xmm20, %xmm17
-	vpternlogd	$106, %xmm17, %xmm12, %xmm28
-	vpxorq	%xmm5, %xmm6, %xmm6
-	vpternlogd	$150, %xmm11, %xmm7, %xmm0
-	vpternlogd	$150, %xmm11, %xmm7, %xmm14
-	vpxorq	%xmm9, %xmm11, %xmm7
-	vpxorq	%xmm20, %xmm15, %xmm4
-	vpxorq	%xmm20, %xmm9, %xmm5
-	vpxorq	6400(%rbx), %xmm14, %xmm14
-	vpxorq	6464(%rbx), %xmm0, %xmm0
-	vpxorq	6528(%rbx), %xmm6, %xmm6
-	vpxorq	6592(%rbx), %xmm7, %xmm7
-	vpxorq	6656(%rbx), %xmm9, %xmm9
-	vpxorq	6720(%rbx), %xmm28, %xmm28
-	vpxorq	6784(%rbx), %xmm5, %xmm5
-	vpxorq	6848(%rbx), %xmm4, %xmm4
-	vpsrlq	$1, %xmm14, %xmm8
-	vpsllq	$1, %xmm0, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm14
-	vpsrlq	$1, %xmm6, %xmm8
-	vpsllq	$1, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm6
-	vpsrlq	$1, %xmm9, %xmm8
-	vpsllq	$1, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm9
-	vpsrlq	$1, %xmm5, %xmm8
-	vpsllq	$1, %xmm4, %xmm10
+	vmovdqa64	(%rbx), %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm1
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm7, %xmm7
+	vpsrlq	$1, %xmm1, %xmm8
+	vpsllq	$1, %xmm2, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm1
+	vpsrlq	$1, %xmm3, %xmm8
+	vpsllq	$1, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm10, %xmm5
-	vpsrlq	$2, %xmm14, %xmm8
-	vpsllq	$2, %xmm6, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm14
-	vpsrlq	$2, %xmm0, %xmm8
-	vpsllq	$2, %xmm7, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm0
-	vpsrlq	$2, %xmm9, %xmm8
-	vpsllq	$2, %xmm5, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm9
-	vpsrlq	$2, %xmm28, %xmm8
-	vpsllq	$2, %xmm4, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm3
+	vpsrlq	$1, %xmm0, %xmm8
+	vpsllq	$1, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm0
+	vpsrlq	$1, %xmm6, %xmm8
+	vpsllq	$1, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm9, %xmm6
+	vpsrlq	$2, %xmm1, %xmm8
+	vpsllq	$2, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm1
+	vpsrlq	$2, %xmm2, %xmm8
+	vpsllq	$2, %xmm4, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm10, %xmm28
-	vpsrlq	$4, %xmm14, %xmm8
-	vpsllq	$4, %xmm9, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm10, %xmm14
-	vpsrlq	$4, %xmm0, %xmm8
-	vpsllq	$4, %xmm28, %xmm10
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm28
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm10, %xmm0
-	vpsrlq	$4, %xmm6, %xmm8
-	vpsllq	$4, %xmm5, %xmm10
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm2
+	vpsrlq	$2, %xmm0, %xmm8
+	vpsllq	$2, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm0
+	vpsrlq	$2, %xmm5, %xmm8
+	vpsllq	$2, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm9, %xmm5
+	vpsrlq	$4, %xmm1, %xmm8
+	vpsllq	$4, %xmm0, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpsllq	$4, %xmm5, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm10, %xmm6
-	vpsrlq	$4, %xmm7, %xmm5
-	vpsllq	$4, %xmm4, %xmm8
-	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm7
-	vmovdqa64	%xmm14, %xmm4
-	vmovdqa64	%xmm0, %xmm5
-	vmovdqa64	%xmm6, %xmm6
-	vmovdqa64	%xmm7, %xmm7
-	vmovdqa64	%xmm9, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpsllq	$4, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm3
+	vpsrlq	$4, %xmm4, %xmm8
+	vpsllq	$4, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm9, %xmm4
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm8
+	vpxorq	%xmm8, %xmm0, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm2, %xmm11
+	vpxorq	%xmm3, %xmm0, %xmm12
+	vpxorq	%xmm2, %xmm7, %xmm13
+	vpxorq	%xmm13, %xmm12, %xmm14
+	vpxorq	%xmm14, %xmm4, %xmm15
+	vpxorq	%xmm15, %xmm6, %xmm6
+	vpternlogd	$130, %xmm14, %xmm3, %xmm4
+	vmovdqa64	%xmm1, %xmm16
+	vpternlogd	$106, %xmm4, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm0, %xmm17
+	vpxorq	%xmm17, %xmm1, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm13, %xmm21
+	vpandq	%xmm19, %xmm13, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm2
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm0, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm2, %xmm21
+	vmovdqa64	%xmm3, %xmm2
+	vpternlogd	$150, %xmm15, %xmm1, %xmm2
+	vpxorq	%xmm3, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm2, %xmm26, %xmm4
+	vpternlogd	$150, %xmm24, %xmm4, %xmm6
+	vmovdqa64	%xmm6, %xmm4
+	vpternlogd	$106, %xmm22, %xmm21, %xmm4
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm4, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm4, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm4
+	vpternlogd	$150, %xmm4, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm13
+	vpxorq	%xmm6, %xmm21, %xmm4
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm3
+	vpternlogd	$106, %xmm3, %xmm23, %xmm1
+	vpternlogd	$106, %xmm3, %xmm21, %xmm2
+	vpxorq	%xmm18, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm13, %xmm1
+	vpternlogd	$106, %xmm1, %xmm4, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm1
+	vpternlogd	$40, %xmm1, %xmm0, %xmm7
+	vpxorq	%xmm1, %xmm4, %xmm0
+	vpternlogd	$106, %xmm7, %xmm0, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm14
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm0, %xmm20
+	vpternlogd	$106, %xmm20, %xmm1, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm14, %xmm2
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm4, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm1
+	vpternlogd	$150, %xmm3, %xmm11, %xmm0
+	vpternlogd	$150, %xmm3, %xmm11, %xmm13
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm17, %xmm14, %xmm4
+	vpxorq	%xmm17, %xmm2, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm13, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm25, %xmm11
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm5, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l1128(%rip), %xmm4, %xmm14
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm3, %xmm3
+	vpxorq	%xmm10, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm25, %xmm25
+	vpxorq	%xmm12, %xmm5, %xmm5
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm13, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm3, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm2, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm5, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l1128(%rip), %xmm4, %xmm22
+	vpternlogd	$150, %xmm15, %xmm4, %xmm6
+	vpternlogd	$150, %xmm16, %xmm13, %xmm7
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm3, %xmm10
+	vpternlogd	$150, %xmm20, %xmm2, %xmm11
+	vpternlogd	$150, %xmm21, %xmm25, %xmm12
+	vpternlogd	$150, %xmm22, %xmm5, %xmm14
+	vpxorq	768(%rbx), %xmm6, %xmm6
+	vpternlogd	$150, 832(%rbx), %xmm4, %xmm7
+	vpxorq	896(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 960(%rbx), %xmm4, %xmm9
+	vpternlogd	$150, 1024(%rbx), %xmm4, %xmm10
+	vpxorq	1088(%rbx), %xmm11, %xmm11
+	vpxorq	1152(%rbx), %xmm12, %xmm12
+	vpxorq	1216(%rbx), %xmm14, %xmm14
+	vpxorq	%xmm11, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm5
+	vpxorq	%xmm7, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm5, %xmm13
+	vpxorq	%xmm13, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm12
+	vpternlogd	$130, %xmm13, %xmm8, %xmm9
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm12, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm6, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm7
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm5, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm7, %xmm21
+	vmovdqa64	%xmm8, %xmm7
+	vpternlogd	$150, %xmm15, %xmm6, %xmm7
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm7, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm12
+	vmovdqa64	%xmm12, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm12, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm12, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm12
+	vpternlogd	$96, %xmm12, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm12, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm12, %xmm16, %xmm11
+	vpxorq	%xmm12, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm6
+	vpternlogd	$106, %xmm8, %xmm21, %xmm7
+	vpxorq	%xmm18, %xmm6, %xmm8
+	vpxorq	%xmm6, %xmm11, %xmm6
+	vpternlogd	$106, %xmm6, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm6
+	vpternlogd	$40, %xmm6, %xmm10, %xmm14
+	vpxorq	%xmm6, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm5
+	vpternlogd	$106, %xmm5, %xmm21, %xmm26
+	vpternlogd	$106, %xmm5, %xmm12, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm6, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm13, %xmm7
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm1
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm7, %xmm8, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm3
+	vpxorq	%xmm17, %xmm7, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm0, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm7, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm25, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot1_l2128(%rip), %xmm3, %xmm14
+	vpxorq	%xmm5, %xmm11, %xmm11
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm1, %xmm1
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm4, %xmm4
+	vpxorq	%xmm14, %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm11, %xmm15
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm1, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm2, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm7, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm4, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128(%rip), %xmm3, %xmm22
+	vpternlogd	$150, %xmm15, %xmm3, %xmm5
+	vpternlogd	$150, %xmm16, %xmm11, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm1, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm7, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm4, %xmm14
+	vpxorq	1280(%rbx), %xmm5, %xmm5
+	vpternlogd	$150, 1344(%rbx), %xmm3, %xmm6
+	vpxorq	1408(%rbx), %xmm8, %xmm8
+	vpternlogd	$150, 1472(%rbx), %xmm3, %xmm9
+	vpternlogd	$150, 1536(%rbx), %xmm3, %xmm10
+	vpxorq	1600(%rbx), %xmm12, %xmm12
+	vpxorq	1664(%rbx), %xmm13, %xmm13
+	vpxorq	1728(%rbx), %xmm14, %xmm14
+	leaq	1792(%rbx), %rsi
+	leaq	.Laesgen_bitsliced512_gcm_none_open_bs_rotations128+96(%rip), %r11
+	movq	$9, %r10
+.Laesgen_bitsliced512_gcm_none_open_bs_round_3:
+	vmovdqa64	%xmm5, %xmm0
+	vmovdqa64	%xmm6, %xmm1
+	vmovdqa64	%xmm8, %xmm2
+	vmovdqa64	%xmm9, %xmm3
+	vmovdqa64	%xmm10, %xmm4
+	vmovdqa64	%xmm12, %xmm5
+	vmovdqa64	%xmm13, %xmm6
+	vmovdqa64	%xmm14, %xmm7
+	vpxorq	%xmm5, %xmm6, %xmm5
+	vpxorq	%xmm5, %xmm0, %xmm8
+	vpxorq	%xmm8, %xmm4, %xmm9
+	vpxorq	%xmm8, %xmm7, %xmm10
+	vpxorq	%xmm8, %xmm1, %xmm11
+	vpxorq	%xmm2, %xmm4, %xmm12
+	vpxorq	%xmm1, %xmm7, %xmm15
+	vpxorq	%xmm15, %xmm12, %xmm13
+	vpxorq	%xmm13, %xmm3, %xmm14
+	vpxorq	%xmm14, %xmm6, %xmm6
+	vpternlogd	$130, %xmm13, %xmm2, %xmm3
+	vmovdqa64	%xmm0, %xmm16
+	vpternlogd	$106, %xmm3, %xmm9, %xmm16
+	vmovdqa64	%xmm7, %xmm17
+	vpternlogd	$150, %xmm6, %xmm4, %xmm17
+	vpxorq	%xmm17, %xmm0, %xmm18
+	vpxorq	%xmm17, %xmm5, %xmm19
+	vpternlogd	$150, %xmm14, %xmm2, %xmm5
+	vpxorq	%xmm17, %xmm5, %xmm20
+	vpxorq	%xmm19, %xmm15, %xmm21
+	vpandq	%xmm19, %xmm15, %xmm22
+	vpternlogd	$166, %xmm22, %xmm8, %xmm1
+	vpternlogd	$120, %xmm18, %xmm10, %xmm22
+	vmovdqa64	%xmm7, %xmm23
+	vpternlogd	$40, %xmm17, %xmm4, %xmm23
+	vmovdqa64	%xmm12, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm1, %xmm21
+	vmovdqa64	%xmm2, %xmm1
+	vpternlogd	$150, %xmm14, %xmm0, %xmm1
+	vpxorq	%xmm2, %xmm7, %xmm25
+	vpternlogd	$120, %xmm5, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm7, %xmm22
+	vpxorq	%xmm11, %xmm25, %xmm26
+	vpternlogd	$120, %xmm1, %xmm26, %xmm3
+	vpternlogd	$150, %xmm24, %xmm3, %xmm6
+	vmovdqa64	%xmm6, %xmm3
+	vpternlogd	$106, %xmm22, %xmm21, %xmm3
+	vpxorq	%xmm5, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm6, %xmm16
+	vpternlogd	$228, %xmm3, %xmm24, %xmm16
+	vmovdqa64	%xmm6, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm3, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm3
+	vpternlogd	$150, %xmm3, %xmm24, %xmm6
+	vpternlogd	$96, %xmm6, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm6, %xmm8
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm6, %xmm16, %xmm15
+	vpxorq	%xmm6, %xmm21, %xmm3
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm14, %xmm2
+	vpternlogd	$106, %xmm2, %xmm23, %xmm0
+	vpternlogd	$106, %xmm2, %xmm21, %xmm1
+	vpxorq	%xmm18, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm15, %xmm0
+	vpternlogd	$106, %xmm0, %xmm3, %xmm5
+	vpxorq	%xmm23, %xmm16, %xmm0
+	vpternlogd	$40, %xmm0, %xmm4, %xmm7
+	vpxorq	%xmm0, %xmm3, %xmm4
+	vpternlogd	$106, %xmm7, %xmm4, %xmm12
+	vpternlogd	$106, %xmm12, %xmm21, %xmm26
+	vpternlogd	$106, %xmm12, %xmm6, %xmm11
+	vpternlogd	$106, %xmm26, %xmm19, %xmm13
+	vpternlogd	$106, %xmm26, %xmm23, %xmm9
+	vpternlogd	$106, %xmm8, %xmm4, %xmm20
+	vpternlogd	$106, %xmm20, %xmm0, %xmm17
+	vpxorq	%xmm5, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm10
+	vpternlogd	$150, %xmm8, %xmm13, %xmm1
+	vpternlogd	$150, %xmm10, %xmm17, %xmm7
+	vpternlogd	$106, %xmm7, %xmm3, %xmm25
+	vpxorq	%xmm9, %xmm10, %xmm3
+	vpternlogd	$150, %xmm2, %xmm11, %xmm0
+	vpternlogd	$150, %xmm2, %xmm11, %xmm15
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm17, %xmm13, %xmm4
+	vpxorq	%xmm17, %xmm1, %xmm7
+	vpshufb	(%r11), %xmm15, %xmm5
+	vpshufb	(%r11), %xmm0, %xmm6
+	vpshufb	(%r11), %xmm3, %xmm8
+	vpshufb	(%r11), %xmm2, %xmm9
+	vpshufb	(%r11), %xmm1, %xmm10
+	vpshufb	(%r11), %xmm25, %xmm12
+	vpshufb	(%r11), %xmm7, %xmm13
+	vpshufb	(%r11), %xmm4, %xmm14
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm3, %xmm3
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm1, %xmm1
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	%xmm13, %xmm7, %xmm7
+	vpxorq	%xmm14, %xmm4, %xmm4
+	vpshufb	16(%r11), %xmm15, %xmm11
+	vpshufb	16(%r11), %xmm0, %xmm16
+	vpshufb	16(%r11), %xmm3, %xmm17
+	vpshufb	16(%r11), %xmm2, %xmm18
+	vpshufb	16(%r11), %xmm1, %xmm19
+	vpshufb	16(%r11), %xmm25, %xmm20
+	vpshufb	16(%r11), %xmm7, %xmm21
+	vpshufb	16(%r11), %xmm4, %xmm22
+	vpternlogd	$150, %xmm11, %xmm4, %xmm5
+	vpternlogd	$150, %xmm16, %xmm15, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm8
+	vpternlogd	$150, %xmm18, %xmm3, %xmm9
+	vpternlogd	$150, %xmm19, %xmm2, %xmm10
+	vpternlogd	$150, %xmm20, %xmm1, %xmm12
+	vpternlogd	$150, %xmm21, %xmm25, %xmm13
+	vpternlogd	$150, %xmm22, %xmm7, %xmm14
+	vpxorq	(%rsi), %xmm5, %xmm5
+	vpternlogd	$150, 64(%rsi), %xmm4, %xmm6
+	vpxorq	128(%rsi), %xmm8, %xmm8
+	vpternlogd	$150, 192(%rsi), %xmm4, %xmm9
+	vpternlogd	$150, 256(%rsi), %xmm4, %xmm10
+	vpxorq	320(%rsi), %xmm12, %xmm12
+	vpxorq	384(%rsi), %xmm13, %xmm13
+	vpxorq	448(%rsi), %xmm14, %xmm14
+	addq	$512, %rsi
+	addq	$32, %r11
+	decq	%r10
+	jne	.Laesgen_bitsliced512_gcm_none_open_bs_round_3
+	vpxorq	%xmm12, %xmm13, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm2
+	vpxorq	%xmm1, %xmm14, %xmm3
+	vpxorq	%xmm1, %xmm6, %xmm4
+	vpxorq	%xmm8, %xmm10, %xmm7
+	vpxorq	%xmm6, %xmm14, %xmm11
+	vpxorq	%xmm11, %xmm7, %xmm12
+	vpxorq	%xmm12, %xmm9, %xmm15
+	vpxorq	%xmm15, %xmm13, %xmm13
+	vpternlogd	$130, %xmm12, %xmm8, %xmm9
+	vmovdqa64	%xmm5, %xmm16
+	vpternlogd	$106, %xmm9, %xmm2, %xmm16
+	vmovdqa64	%xmm14, %xmm17
+	vpternlogd	$150, %xmm13, %xmm10, %xmm17
+	vpxorq	%xmm17, %xmm5, %xmm18
+	vpxorq	%xmm17, %xmm0, %xmm19
+	vpternlogd	$150, %xmm15, %xmm8, %xmm0
+	vpxorq	%xmm17, %xmm0, %xmm20
+	vpxorq	%xmm19, %xmm11, %xmm21
+	vpandq	%xmm19, %xmm11, %xmm22
+	vpternlogd	$166, %xmm22, %xmm1, %xmm6
+	vpternlogd	$120, %xmm18, %xmm3, %xmm22
+	vmovdqa64	%xmm14, %xmm23
+	vpternlogd	$40, %xmm17, %xmm10, %xmm23
+	vmovdqa64	%xmm7, %xmm24
+	vpternlogd	$106, %xmm23, %xmm20, %xmm24
+	vpternlogd	$150, %xmm24, %xmm6, %xmm21
+	vmovdqa64	%xmm8, %xmm6
+	vpternlogd	$150, %xmm15, %xmm5, %xmm6
+	vpxorq	%xmm8, %xmm14, %xmm25
+	vpternlogd	$120, %xmm0, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vpternlogd	$150, %xmm19, %xmm14, %xmm22
+	vpxorq	%xmm4, %xmm25, %xmm26
+	vpternlogd	$120, %xmm6, %xmm26, %xmm9
+	vpternlogd	$150, %xmm24, %xmm9, %xmm13
+	vmovdqa64	%xmm13, %xmm9
+	vpternlogd	$106, %xmm22, %xmm21, %xmm9
+	vpxorq	%xmm0, %xmm25, %xmm24
+	vpternlogd	$150, %xmm23, %xmm16, %xmm24
+	vmovdqa64	%xmm13, %xmm16
+	vpternlogd	$228, %xmm9, %xmm24, %xmm16
+	vmovdqa64	%xmm13, %xmm23
+	vpternlogd	$108, %xmm21, %xmm24, %xmm23
+	vpternlogd	$202, %xmm22, %xmm21, %xmm23
+	vpternlogd	$96, %xmm23, %xmm9, %xmm22
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpternlogd	$72, %xmm22, %xmm16, %xmm9
+	vpternlogd	$150, %xmm9, %xmm24, %xmm13
+	vpternlogd	$96, %xmm13, %xmm16, %xmm19
+	vpternlogd	$106, %xmm19, %xmm13, %xmm1
+	vpternlogd	$106, %xmm19, %xmm16, %xmm18
+	vpternlogd	$96, %xmm13, %xmm16, %xmm11
+	vpxorq	%xmm13, %xmm21, %xmm9
+	vpxorq	%xmm21, %xmm23, %xmm19
+	vpternlogd	$40, %xmm19, %xmm15, %xmm8
+	vpternlogd	$106, %xmm8, %xmm23, %xmm5
+	vpternlogd	$106, %xmm8, %xmm21, %xmm6
+	vpxorq	%xmm18, %xmm5, %xmm8
+	vpxorq	%xmm5, %xmm11, %xmm5
+	vpternlogd	$106, %xmm5, %xmm9, %xmm0
+	vpxorq	%xmm23, %xmm16, %xmm5
+	vpternlogd	$40, %xmm5, %xmm10, %xmm14
+	vpxorq	%xmm5, %xmm9, %xmm10
+	vpternlogd	$106, %xmm14, %xmm10, %xmm7
+	vpternlogd	$106, %xmm7, %xmm21, %xmm26
+	vpternlogd	$106, %xmm7, %xmm13, %xmm4
+	vpternlogd	$106, %xmm26, %xmm19, %xmm12
+	vpternlogd	$106, %xmm26, %xmm23, %xmm2
+	vpternlogd	$106, %xmm1, %xmm10, %xmm20
+	vpternlogd	$106, %xmm20, %xmm5, %xmm17
+	vpxorq	%xmm0, %xmm20, %xmm0
+	vpternlogd	$106, %xmm0, %xmm16, %xmm3
+	vpternlogd	$150, %xmm1, %xmm12, %xmm6
+	vpternlogd	$150, %xmm3, %xmm17, %xmm14
+	vpternlogd	$106, %xmm14, %xmm9, %xmm25
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpternlogd	$150, %xmm8, %xmm4, %xmm0
+	vpternlogd	$150, %xmm8, %xmm4, %xmm11
+	vpxorq	%xmm6, %xmm8, %xmm4
+	vpxorq	%xmm17, %xmm12, %xmm1
+	vpxorq	%xmm17, %xmm6, %xmm2
+	vpxorq	6400(%rbx), %xmm11, %xmm11
+	vpxorq	6464(%rbx), %xmm0, %xmm0
+	vpxorq	6528(%rbx), %xmm3, %xmm3
+	vpxorq	6592(%rbx), %xmm4, %xmm4
+	vpxorq	6656(%rbx), %xmm6, %xmm6
+	vpxorq	6720(%rbx), %xmm25, %xmm25
+	vpxorq	6784(%rbx), %xmm2, %xmm2
+	vpxorq	6848(%rbx), %xmm1, %xmm1
+	vpsrlq	$1, %xmm11, %xmm5
+	vpsllq	$1, %xmm0, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm11
+	vpsrlq	$1, %xmm3, %xmm5
+	vpsllq	$1, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm3
+	vpsrlq	$1, %xmm6, %xmm5
+	vpsllq	$1, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm6
+	vpsrlq	$1, %xmm2, %xmm5
+	vpsllq	$1, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm2
+	vpsrlq	$2, %xmm11, %xmm5
+	vpsllq	$2, %xmm3, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm11
+	vpsrlq	$2, %xmm0, %xmm5
+	vpsllq	$2, %xmm4, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm0
+	vpsrlq	$2, %xmm6, %xmm5
+	vpsllq	$2, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm6
+	vpsrlq	$2, %xmm25, %xmm5
+	vpsllq	$2, %xmm1, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm5, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm25
+	vpsrlq	$4, %xmm11, %xmm5
+	vpsllq	$4, %xmm6, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm11
+	vpsrlq	$4, %xmm0, %xmm5
+	vpsllq	$4, %xmm25, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm25
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm0
+	vpsrlq	$4, %xmm3, %xmm5
+	vpsllq	$4, %xmm2, %xmm7
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm3
+	vpsrlq	$4, %xmm4, %xmm2
+	vpsllq	$4, %xmm1, %xmm5
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_none_open_bs_m0f128(%rip), %xmm5, %xmm4
+	vmovdqa64	%xmm11, %xmm1
+	vmovdqa64	%xmm0, %xmm2
+	vmovdqa64	%xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vmovdqa64	%xmm6, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_open_short_keystream
 .Laesgen_bitsliced512_gcm_none_open_short_keystream:
+	movq	%r8, %rsi
+	shlq	$3, %rsi
+	movq	%rdi, %r10
+	shlq	$3, %r10
+	vmovq	%r10, %xmm5
+	vmovq	%rsi, %xmm6
+	vpunpcklqdq	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$0, 12096(%rbx), %xmm5, %xmm6
+	vpclmulqdq	$17, 12096(%rbx), %xmm5, %xmm7
+	vpclmulqdq	$1, 12096(%rbx), %xmm5, %xmm8
+	vpclmulqdq	$16, 12096(%rbx), %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm8, %xmm8
+	leaq	15(%rdi), %rsi
+	andq	$-16, %rsi
+	negq	%rsi
+	leaq	12080(%rbx,%rsi,1), %rsi
+	movq	$-1, %r10
+	bzhiq	%r8, %r10, %r10
+	kmovq	%r10, %k1
+	vmovdqu8	(%rcx), %xmm5{%k1}{z}
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, (%rsi), %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$17, (%rsi), %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$1, (%rsi), %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vpclmulqdq	$16, (%rsi), %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm8, %xmm8
 	cmpq	$0, %rdi
 	jbe	.Laesgen_bitsliced512_gcm_none_open_short_hashed
 	cmpq	$16, %rdi
 	jae	.Laesgen_bitsliced512_gcm_none_open_short_whole1
-	vmovdqa64	%xmm5, %xmm0
+	vmovdqa64	%xmm2, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_open_short_partial
 .Laesgen_bitsliced512_gcm_none_open_short_whole1:
-	vmovdqu64	(%r9), %xmm8
-	vpxorq	%xmm5, %xmm8, %xmm5
-	vmovdqu64	%xmm5, (%rdx)
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm8, %xmm8
-	vpclmulqdq	$0, 16(%r10), %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 16(%r10), %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$1, 16(%r10), %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, 16(%r10), %xmm8, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
+	vmovdqu64	(%r9), %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm2
+	vmovdqu64	%xmm2, (%rdx)
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
+	vpclmulqdq	$0, 16(%rsi), %xmm5, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vpclmulqdq	$17, 16(%rsi), %xmm5, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$1, 16(%rsi), %xmm5, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpclmulqdq	$16, 16(%rsi), %xmm5, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
 	cmpq	$16, %rdi
 	jbe	.Laesgen_bitsliced512_gcm_none_open_short_hashed
 	cmpq	$32, %rdi
 	jae	.Laesgen_bitsliced512_gcm_none_open_short_whole2
-	vmovdqa64	%xmm6, %xmm0
+	vmovdqa64	%xmm3, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_open_short_partial
 .Laesgen_bitsliced512_gcm_none_open_short_whole2:
-	vmovdqu64	16(%r9), %xmm5
-	vpxorq	%xmm6, %xmm5, %xmm6
-	vmovdqu64	%xmm6, 16(%rdx)
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpclmulqdq	$0, 32(%r10), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpclmulqdq	$17, 32(%r10), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm2, %xmm2
-	vpclmulqdq	$1, 32(%r10), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$16, 32(%r10), %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
+	vmovdqu64	16(%r9), %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm3
+	vmovdqu64	%xmm3, 16(%rdx)
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 32(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$17, 32(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$1, 32(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$16, 32(%rsi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
 	cmpq	$32, %rdi
 	jbe	.Laesgen_bitsliced512_gcm_none_open_short_hashed
 	cmpq	$48, %rdi
 	jae	.Laesgen_bitsliced512_gcm_none_open_short_whole3
-	vmovdqa64	%xmm7, %xmm0
+	vmovdqa64	%xmm4, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_open_short_partial
 .Laesgen_bitsliced512_gcm_none_open_short_whole3:
-	vmovdqu64	32(%r9), %xmm5
-	vpxorq	%xmm7, %xmm5, %xmm6
-	vmovdqu64	%xmm6, 32(%rdx)
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpclmulqdq	$0, 48(%r10), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm1, %xmm1
-	vpclmulqdq	$17, 48(%r10), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm2, %xmm2
-	vpclmulqdq	$1, 48(%r10), %xmm5, %xmm6
-	vpxorq	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$16, 48(%r10), %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
+	vmovdqu64	32(%r9), %xmm2
+	vpxorq	%xmm4, %xmm2, %xmm3
+	vmovdqu64	%xmm3, 32(%rdx)
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 48(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm6, %xmm6
+	vpclmulqdq	$17, 48(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vpclmulqdq	$1, 48(%rsi), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpclmulqdq	$16, 48(%rsi), %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
 	cmpq	$48, %rdi
 	jbe	.Laesgen_bitsliced512_gcm_none_open_short_hashed
 	cmpq	$64, %rdi
@@ -18783,58 +18774,59 @@ aesgen_bitsliced512_gcm_none_open:
 	vmovdqa64	%xmm0, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_open_short_partial
 .Laesgen_bitsliced512_gcm_none_open_short_whole4:
-	vmovdqu64	48(%r9), %xmm5
-	vpxorq	%xmm0, %xmm5, %xmm0
+	vmovdqu64	48(%r9), %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm0
 	vmovdqu64	%xmm0, 48(%rdx)
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	vpclmulqdq	$0, 64(%r10), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$17, 64(%r10), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 64(%r10), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 64(%r10), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 64(%rsi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 64(%rsi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 64(%rsi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 64(%rsi), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
 .Laesgen_bitsliced512_gcm_none_open_short_hashed:
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced512_gcm_none_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced512_gcm_none_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	%xmm4, %xmm0, %xmm0
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_bitsliced512_gcm_none_open_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_bitsliced512_gcm_none_open_ghash_poly(%rip), %xmm6, %xmm0
+	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm6, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_bitsliced512_gcm_none_open_short_done
 .Laesgen_bitsliced512_gcm_none_open_short_partial:
 	movq	%rdi, %rcx
 	andq	$15, %rcx
-	andq	$-16, %rdi
-	leaq	(%r9,%rdi,1), %rsi
-	leaq	(%rdx,%rdi,1), %rdx
-	movq	$-1, %r8
-	bzhiq	%rcx, %r8, %r8
-	kmovq	%r8, %k1
-	vmovdqu8	(%rsi), %xmm5{%k1}{z}
-	vpxorq	%xmm0, %xmm5, %xmm0
-	movq	$-1, %rsi
-	bzhiq	%rcx, %rsi, %rsi
-	kmovq	%rsi, %k1
+	movq	%rdi, %r8
+	andq	$-16, %r8
+	leaq	(%r9,%r8,1), %rdi
+	leaq	(%rdx,%r8,1), %rdx
+	movq	$-1, %r9
+	bzhiq	%rcx, %r9, %r9
+	kmovq	%r9, %k1
+	vmovdqu8	(%rdi), %xmm2{%k1}{z}
+	vpxorq	%xmm0, %xmm2, %xmm0
+	movq	$-1, %rdi
+	bzhiq	%rcx, %rdi, %rdi
+	kmovq	%rdi, %k1
 	vmovdqu8	%xmm0, (%rdx){%k1}
-	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
-	leaq	16(%r10,%rdi,1), %rdi
-	vpclmulqdq	$0, (%rdi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$17, (%rdi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, (%rdi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, (%rdi), %xmm5, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	leaq	16(%rsi,%r8,1), %r8
+	vpclmulqdq	$0, (%r8), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, (%r8), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, (%r8), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, (%r8), %xmm2, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
 	jmp	.Laesgen_bitsliced512_gcm_none_open_short_hashed
 .Laesgen_bitsliced512_gcm_none_open_short_done:
 	movq	48(%rsp), %rcx
@@ -23158,9 +23150,6 @@ aesgen_bitsliced512_gcm_none_open:
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
-	vpxorq	%xmm27, %xmm27, %xmm27
-	vpxorq	%xmm28, %xmm28, %xmm28
-	vpxorq	%xmm29, %xmm29, %xmm29
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -23179,9 +23168,6 @@ aesgen_bitsliced512_gcm_none_open:
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
-	vpxorq	%xmm27, %xmm27, %xmm27
-	vpxorq	%xmm28, %xmm28, %xmm28
-	vpxorq	%xmm29, %xmm29, %xmm29
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -23199,9 +23185,6 @@ aesgen_bitsliced512_gcm_none_open:
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
-	vpxorq	%xmm27, %xmm27, %xmm27
-	vpxorq	%xmm28, %xmm28, %xmm28
-	vpxorq	%xmm29, %xmm29, %xmm29
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -23209,9 +23192,6 @@ aesgen_bitsliced512_gcm_none_open:
 	ret
 	.size	aesgen_bitsliced512_gcm_none_open, .-aesgen_bitsliced512_gcm_none_open
 	.section	.rodata
-	.p2align	4
-.Laesgen_bitsliced512_gcm_none_open_bswap128:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
 .Laesgen_bitsliced512_gcm_none_open_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
@@ -23297,6 +23277,9 @@ aesgen_bitsliced512_gcm_none_open:
 	.p2align	4
 .Laesgen_bitsliced512_gcm_none_open_bs_rot2_l2128:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	4
+.Laesgen_bitsliced512_gcm_none_open_bswap128:
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
 .Laesgen_bitsliced512_gcm_none_open_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2

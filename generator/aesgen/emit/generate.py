@@ -12,7 +12,7 @@ import jinja2
 
 from .. import __version__
 from ..kernels.spec import SBOX_NETLISTS, SLICED_METHODS, KernelSpec
-from ..modes import builds, encoding_for, features_for, mode
+from ..modes import encoding_for, features_for, mode
 from ..paths import TEMPLATES
 from ..targets import Preset, load_features, load_priority
 from .compile import CompiledKernel, compile_kernel
@@ -86,8 +86,6 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                     f not in req.preset.features for f in features_for(desc, choice.width)):
                 continue
             encoding = encoding_for(desc, choice.width, choice.encoding)
-            if not builds(desc, choice.method, encoding):
-                continue
             for face in req.faces:
                 if face in desc.faces:
                     # GCM on zmm batches as the preset's [gcm] table says; elsewhere (and

@@ -43,8 +43,6 @@ class ModeDescriptor:
     width_needs: tuple[tuple[int, tuple[str, ...]], ...] = ()
     # (register width, encoding) -> the encoding its skeleton is written in instead
     encodings: tuple[tuple[tuple[int, str], str], ...] = ()
-    # method -> the encodings its kernels are built in (others: none yet)
-    method_encodings: tuple[tuple[str, tuple[str, ...]], ...] = ()
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
     # (instruction set, method or "*", module with build_kernel(spec)): the first that fits
     skeletons: tuple[tuple[str, str, str], ...] = ()
@@ -82,7 +80,6 @@ GCM = ModeDescriptor(
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
     # the bit-sliced rounds take 8 registers of slices and the S-box's temporaries: beside
     # the hash's registers they fit in 32 (EVEX), not yet in 16
-    method_encodings=(("bitsliced", ("evex",)),),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),
     counters=("inc32",),
     nonce=(1, -1), tag=(4, 16))
@@ -93,11 +90,6 @@ MODES = {m.name: m for m in (CTR, GCM)}
 def features_for(desc: ModeDescriptor, width: int) -> tuple[str, ...]:
     """CPU features a preset needs for this mode on registers of this width."""
     return desc.needs + dict(desc.width_needs).get(width, ())
-
-
-def builds(desc: ModeDescriptor, method: str, encoding: str) -> bool:
-    """Whether the mode builds this method's kernel in this (skeleton) encoding."""
-    return encoding in dict(desc.method_encodings).get(method, (encoding,))
 
 
 def encoding_for(desc: ModeDescriptor, width: int, encoding: str) -> str:

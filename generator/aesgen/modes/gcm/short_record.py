@@ -104,7 +104,19 @@ def short_record(g, nonce: Reg, aad: Reg, aad_len: Reg, inp: Reg, length: Reg, o
     The caller checked the key, the lengths (takes_short_path) and the tag length."""
     a, b, v, h = g.a, g.b, g.v, g.hash
     k = g.k
+
+    def keystream() -> list[Reg]:
+        # J0 and the counter blocks: nonce || i + 1, big-endian in bytes 12..15
+        with b.phase("counter"):
+            base = nonce_block(g, nonce)
+            blocks = [counter_block(g, base, i + 1) for i in range(1 + SHORT_BLOCKS)]
+        g.per_key_size("short", lambda bits: g.aes(blocks, bits), b.label("short_keystream"))
+        return blocks
+
     with b.region("short-record"):
+        # an engine whose rounds take every register (the bit-sliced one) runs them before
+        # the hash has values in registers; the others beside the AAD's and length's terms
+        early = keystream() if k.engine.grouped_batches else None
         # L H: [len(A)]64 || [len(C)]64 in hash order, times H^1
         with b.phase("ghash_multiply"):
             acc = g.mul_power(g.length_block(aad_len, length), 1, None)
@@ -121,15 +133,11 @@ def short_record(g, nonce: Reg, aad: Reg, aad_len: Reg, inp: Reg, length: Reg, o
         with b.phase("ghash_multiply"):
             v.shuffle_bytes(blk, blk, h.bswap_mask())
             acc = g.mul_power_at(blk, Mem(128, base=pw), acc)
-        # J0 and the counter blocks: nonce || i + 1, big-endian in bytes 12..15
-        with b.phase("counter"):
-            base = nonce_block(g, nonce)
-            blocks = [counter_block(g, base, i + 1) for i in range(1 + SHORT_BLOCKS)]
-        g.per_key_size("short", lambda bits: g.aes(blocks, bits), b.label("short_keystream"))
-        ej0, keystream = blocks[0], blocks[1:]
+        blocks = early or keystream()
+        ej0 = blocks[0]
         hashed, partial = b.label("short_hashed"), b.label("short_partial")
         last_ks = b.xmm()                          # the keystream of a partial last block
-        for j, ks in enumerate(keystream, start=1):
+        for j, ks in enumerate(blocks[1:], start=1):
             with b.phase("loop"):
                 a.cmp(length, Imm(16 * (j - 1)))
                 a.jbe(hashed)

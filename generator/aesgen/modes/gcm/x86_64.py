@@ -72,10 +72,12 @@ def tail_sizes(batch: int) -> list[int]:
 # Karatsuba, 11 keys allocate and 12 do not; with schoolbook, 9 and 10)
 ZMM_LOOP_REGISTERS = 7
 NO_WINDOW = -1                  # FACE_WINDOW when no window is cached (counter >> 8 < 2^24)
+SPILLED = 2                     # vector registers Body.rounds may keep in SPILL
 
 
 def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
-               karatsuba: bool = False, engine_extra: int = 0) -> FieldLayout:
+               karatsuba: bool = False, engine_extra: int = 0,
+               spill: int = 0) -> FieldLayout:
     """The GCM context: cipher section first (the round engines address ROUND_KEYS from 0),
     then hash, mode and, with FACE, the cache and table of the counter's rounds. On zmm the
     powers are followed by four zero slots, so a wide load of powers whose lanes reach past
@@ -121,7 +123,9 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
         Field("mode", "AAD_LEN", 8, 8, "AAD bytes so far"),
         Field("mode", "MSG_LEN", 8, 8, "message bytes so far"),
         Field("mode", "IN_DATA", 8, 8, "1 once encrypt or decrypt began (AAD closed)"),
-    ] + face_fields)
+    ] + ([Field("mode", "SPILL", 64 * spill, 64, "registers of the data path kept here "
+                "while rounds that take every register run (Body.rounds)")] if spill else [])
+      + face_fields)
     if layout.ROUND_KEYS != ctx_layout.ROUND_KEYS:
         raise AssertionError("the round engines address the round keys at ROUND_KEYS")
     return layout
@@ -152,8 +156,11 @@ class GcmKernel:
         self.face_rounds = FACE_ROUNDS[spec.face]
         self.counter = spec.counter_policy          # inc32 (the mode admits no other)
         self.karatsuba = spec.hash_multiply == "karatsuba"
+        # an engine whose rounds take all 16 registers: the data path's hash accumulator
+        # and counter wait in the context while they run
+        self.spills = (self.engine.grouped_batches and spec.encoding != "evex")
         self.layout = gcm_layout(self.table_powers, spec.face, self.lanes, self.karatsuba,
-                                 self.engine.context_extra())
+                                 self.engine.context_extra(), SPILLED if self.spills else 0)
         lay = self.layout
         self.run = FaceRun(X86Scalar(), RunFields(
             lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START, lay.FILL_COUNT,
@@ -191,6 +198,7 @@ class Body:
         self.a = self.b.asm
         self.hash = ClmulHash(self.b, self.v)
         self.ctx: Reg | None = None
+        self.across: list[Reg] = []     # vector registers live across the data path's rounds
 
     # --- small pieces --------------------------------------------------------------
     def args(self, count: int) -> list[Reg]:
@@ -265,12 +273,20 @@ class Body:
 
     def rounds(self, keys: Keys, blocks: list[Reg], first: int, last: int, nr: int) -> None:
         """The engine's rounds first..last on blocks, in place: an engine that leaves its
-        results in other registers (the bit-sliced one) has them copied back."""
+        results in other registers (the bit-sliced one) has them copied back. Where the
+        kernel spills (k.spills), the registers in ``across`` wait in the context while
+        the rounds run (stored before, loaded after: not live in between)."""
+        busy = {x.key for x in blocks}
+        kept = [r for r in self.across if r.key not in busy] if self.k.spills else []
+        for i, r in enumerate(kept):
+            self.v.store(self.f("SPILL", 64 * i, r.width), r, aligned=True)
         with self.b.phase_names(ENGINE_PHASES):
             out = self.k.engine.rounds(self.k, self.b, keys, blocks, first, last, nr)
         for x, y in zip(blocks, out or blocks):
             if x is not y:
                 self.v.copy(x, y)
+        for i, r in enumerate(kept):
+            self.v.load(r, self.f("SPILL", 64 * i, r.width), aligned=True)
 
     def loop_keys(self, bits: int) -> Keys:
         """The round keys of the data loop: k.resident_rounds broadcast into registers here,
@@ -770,6 +786,7 @@ class Body:
         lanes, width = self.k.lanes, self.k.spec.width
         wide = b.vec(width)
         c = wide.view(128)                            # the next counter, in lane 0
+        self.across = [x, wide]                       # live across every batch's rounds
         v.load(c, self.f("COUNTER"))
         end, small = b.label(f"end{bits}"), b.label(f"small{bits}")
         top, drain = b.label(f"top{bits}"), b.label(f"drain{bits}")
@@ -1139,7 +1156,9 @@ class Body:
                 # first batch finds its window (no refresh on the way into the data)
                 self._face_refresh(c, bits)
                 self.aes([j0], bits)
+            self.across = [c, j0]
             self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
+            self.across = []
         else:
             self.aes_any_size(j0)
         v.store(self.f("TAG_MASK"), j0)
