@@ -469,12 +469,15 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
                        what=what_list, aead_sizes=tuple(aead_size_list))
     main_runs = B.run_processes(plan, out_dir, "main", "aesgen kernels and peers", processes)
     runs = list(main_runs)
-    # the child registers only openssl-noaesni CTR benchmarks; the user's filter still applies
-    if "ctr" in what_list and (name_filter is None
-                               or re.search(name_filter, "openssl-noaesni/stream/128/4096")):
+    # the child registers only OpenSSL with AES-NI and PCLMULQDQ masked (openssl-noaesni
+    # CTR, openssl-noaesni-gcm); the user's filter still applies
+    child = [name for mode, name in (("ctr", "openssl-noaesni/stream/128/4096"),
+                                     ("gcm", "openssl-noaesni-gcm/gcm_seal/128/16384"))
+             if mode in what_list and (name_filter is None or re.search(name_filter, name))]
+    if child:
         runs += B.run_processes(plan, out_dir, "openssl-noaesni",
-                                "OpenSSL with AES-NI masked (child process)", processes,
-                                env=B.child_env())
+                                "OpenSSL with AES-NI and PCLMULQDQ masked (child process)",
+                                processes, env=B.child_env())
     summary = B.summarize(*runs)
     skipped = B.skipped(*runs)
     context = main_runs[0].get("context", {})

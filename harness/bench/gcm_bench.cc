@@ -7,6 +7,8 @@
 //   openssl-gcm          one EVP_CIPHER_CTX keyed once (EVP_aes_{128,256}_gcm); per record
 //                        EVP_EncryptInit_ex with the nonce only, EVP_EncryptUpdate of the
 //                        AAD and of the data, EVP_EncryptFinal_ex, EVP_CTRL_AEAD_GET_TAG
+//   openssl-noaesni-gcm  the same, alone, in the child run with OPENSSL_ia32cap masking
+//                        AES-NI and PCLMULQDQ (OpenSSL's vpaes/bsaes and 4-bit-table GHASH)
 //   ipsec-mb-*-gcm       the manager's direct GCM functions: IMB_AES{128,256}_GCM_PRE once,
 //                        then IMB_AES{128,256}_GCM_ENC per record (SSE, AVX2, AVX-512
 //                        managers, each only where the CPU runs it)
@@ -437,6 +439,13 @@ void AddBoringSslGcm(std::vector<GcmFactory> &factories) {
 
 std::vector<GcmFactory> AvailableGcm() {
   std::vector<GcmFactory> factories;
+  if (NoAesniMode()) {  // the child run: OpenSSL's own GCM without AES-NI and PCLMULQDQ
+    factories.push_back({"openssl-noaesni-gcm", kPeerKeyBits,
+                         [](int b) -> std::shared_ptr<GcmImpl> {
+                           return std::make_shared<OpensslGcm>(b);
+                         }});
+    return factories;
+  }
   AddAesgenGcm(factories);
   factories.push_back({"openssl-gcm", kPeerKeyBits, [](int b) -> std::shared_ptr<GcmImpl> {
                          return std::make_shared<OpensslGcm>(b);

@@ -22,7 +22,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-OPENSSL_NO_AESNI = "~0x200000000000000"    # clears CPUID.1:ECX.AES (bit 57 of word 0)
+# clears CPUID.1:ECX.AES (bit 57 of word 0) and .PCLMULQDQ (bit 33): OpenSSL without either
+OPENSSL_NO_AESNI = "~0x200000200000000"
 STREAM_SIZES = (16, 1024, 4096, 20480, 40960)
 # messages after a fresh key (mode `first`), for where FACE starts to pay
 FIRST_SIZES = (256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384, 32768, 65536)
@@ -330,6 +331,7 @@ def break_even(summary: dict[str, dict]) -> list[dict]:
 FAMILY_COLOURS = {"aesni": "tab:blue", "vaes256": "tab:orange", "vaes512": "tab:red",
                   "gfni128": "tab:olive", "gfni256": "tab:green", "gfni512": "tab:purple"}
 PEER_STYLES = {"openssl": ("black", "s"), "openssl-noaesni": ("dimgray", "v"),
+               "openssl-noaesni-gcm": ("dimgray", "v"),
                "ipsec-mb-sse": ("tab:cyan", "^"), "ipsec-mb-avx2": ("tab:brown", "^"),
                "ipsec-mb-avx512": ("tab:pink", "^"), "libgcrypt": ("darkgoldenrod", "D"),
                "boringssl": ("slategray", "P")}
