@@ -96,7 +96,7 @@ def test_every_file_assembles_and_compiles(preset, config, built):
     from aesgen.modes import GCM, features_for
     gcm = [f"{m.variant}_gcm_{f}.S" for m in p.methods for f in faces
            if "gcm" in CONFIGS[config][3] and m.method in GCM.methods and f in GCM.faces
-           and set(features_for(GCM, m.method)) <= set(p.features)]
+           and set(features_for(GCM, m.width)) <= set(p.features)]
     assert sorted(n for n in files if n.endswith(".S")) == sorted(
         [f"{m.variant}_face_{f}.S" for m in p.methods for f in faces] + gcm)
     for name in files:

@@ -402,12 +402,14 @@ def test_generate_mode_gcm_only_and_bad_mode(aesgen_exe, tmp_path) -> None:
     assert r.returncode == 0, r.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["kernels"] == []
-    assert [a["name"] for a in manifest["aeads"]] == ["aesni-gcm-none", "vaes256-gcm-none"]
+    assert [a["name"] for a in manifest["aeads"]] == ["aesni-gcm-none", "vaes256-gcm-none",
+                                                      "bitsliced256-gcm-none"]
     r = subprocess.run([str(aesgen_exe), "generate", "--cpu", "x86-64-v2", "--mode", "gcm",
                         "-o", str(tmp_path / "faces")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     names = [a["name"] for a in json.loads((tmp_path / "faces" / "manifest.json").read_text())["aeads"]]
-    assert names == ["aesni-gcm-none", "aesni-gcm-r1", "aesni-gcm-r2"]
+    assert names == [f"{m}-gcm-{f}" for m in ("aesni", "bitsliced128")
+                     for f in ("none", "r1", "r2")]
     assert all(a["mode"] == "gcm" for a in manifest["aeads"])
     r = subprocess.run(["gcc", "-c", "-Wall", "-Werror", "-o", str(tmp_path / "r.o"),
                         str(out / "aesgen_registry.c")], capture_output=True, text=True)

@@ -964,7 +964,8 @@ class Body:
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.test(length, length)
                 a.je(empty)
-        sizes = tail_sizes(k.batch)
+        # a bit-sliced group costs the same however few of its registers are used: one size
+        sizes = [k.batch] if k.engine.grouped_batches else tail_sizes(k.batch)
         for regs in sizes[:-1]:                     # the largest falls through
             bigger = b.label(f"tail_over{regs}{tag}_{bits}")
             with b.region(f"tail-{bits}"), b.phase("tail"):
