@@ -19,6 +19,7 @@ no byte loop, nothing read or written outside the caller's buffers.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from ...arch.x86_64.scalar import X86Scalar
@@ -198,7 +199,7 @@ class Body:
         self.a = self.b.asm
         self.hash = ClmulHash(self.b, self.v)
         self.ctx: Reg | None = None
-        self.across: list[Reg] = []     # vector registers live across the data path's rounds
+        self.across: tuple[Reg, ...] = ()   # live across the rounds emitted now (keeping)
 
     # --- small pieces --------------------------------------------------------------
     def args(self, count: int) -> list[Reg]:
@@ -271,10 +272,19 @@ class Body:
         b.emit_stitched(first, second)
         return out1, out2
 
+    @contextlib.contextmanager
+    def keeping(self, *regs: Reg):
+        """Inside, ``regs`` are live across every engine's rounds emitted (see rounds)."""
+        old, self.across = self.across, regs
+        try:
+            yield
+        finally:
+            self.across = old
+
     def rounds(self, keys: Keys, blocks: list[Reg], first: int, last: int, nr: int) -> None:
         """The engine's rounds first..last on blocks, in place: an engine that leaves its
         results in other registers (the bit-sliced one) has them copied back. Where the
-        kernel spills (k.spills), the registers in ``across`` wait in the context while
+        kernel spills (k.spills), the registers ``keeping`` names wait in the context while
         the rounds run (stored before, loaded after: not live in between)."""
         busy = {x.key for x in blocks}
         kept = [r for r in self.across if r.key not in busy] if self.k.spills else []
@@ -622,8 +632,7 @@ class Body:
             v.and_(base, c, b.const("window_mask", bytes([0]) + bytes([0xFF]) * 15))
             v.shuffle_bytes(base, base, self.hash.bswap_mask())
             nr = ROUNDS[bits]
-            self.rounds(Keys(self.ctx, None, 128), [base], 0,
-                                 self.k.face_rounds, nr)
+            self.rounds(Keys(self.ctx, None, 128), [base], 0, self.k.face_rounds, nr)
             for lane in range(self.k.lanes):
                 v.store(self.f("FACE_CACHE", 16 * lane), base)
             ctr = b.gp()
@@ -782,11 +791,16 @@ class Body:
         input when decrypting (hashed before out, which may be in, is written). Then one
         batch of 4, single blocks, and the partial tail; on zmm the masked tail, which
         ends a one-shot message in one reduction (``final``, _tail_registers)."""
+        wide = self.b.vec(self.k.spec.width)          # the counters; lane 0 the next one
+        with self.keeping(x, wide):                   # live across every batch's rounds
+            self._crypt_blocks(bits, x, wide, inp, length, out, decrypt, final)
+
+    def _crypt_blocks(self, bits: int, x: Reg, wide: Reg, inp: Reg, length: Reg, out: Reg,
+                      decrypt: bool, final: Reg | None) -> None:
+        """_crypt_size's work from the loaded counter (lane 0 of ``wide``) on."""
         a, b, v = self.a, self.b, self.v
         lanes, width = self.k.lanes, self.k.spec.width
-        wide = b.vec(width)
-        c = wide.view(128)                            # the next counter, in lane 0
-        self.across = [x, wide]                       # live across every batch's rounds
+        c = wide.view(128)
         v.load(c, self.f("COUNTER"))
         end, small = b.label(f"end{bits}"), b.label(f"small{bits}")
         top, drain = b.label(f"top{bits}"), b.label(f"drain{bits}")
@@ -1157,9 +1171,8 @@ class Body:
                 # first batch finds its window (no refresh on the way into the data)
                 self._face_refresh(c, bits)
                 self.aes([j0], bits)
-            self.across = [c, j0]
-            self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
-            self.across = []
+            with self.keeping(c, j0):
+                self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
         else:
             self.aes_any_size(j0)
         v.store(self.f("TAG_MASK"), j0)
