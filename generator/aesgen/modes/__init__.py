@@ -78,8 +78,6 @@ GCM = ModeDescriptor(
     width_needs=((256, ("VPCLMULQDQ",)), (512, ("VPCLMULQDQ", "BMI2"))),
     # the skeleton keeps to 16 registers and VEX forms on xmm and ymm; zmm is EVEX with 32
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
-    # the bit-sliced rounds take 8 registers of slices and the S-box's temporaries: beside
-    # the hash's registers they fit in 32 (EVEX), not yet in 16
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),
     counters=("inc32",),
     nonce=(1, -1), tag=(4, 16))
