@@ -210,7 +210,8 @@ def list_command() -> None:
               metavar="LEVEL[,LEVEL]", help="FACE levels: none, r1, r2.")
 @click.option("--mode", "modes", default=None, metavar="MODE[,MODE]",
               help="Modes: ctr (keystream kernels), gcm (AES-GCM AEAD kernels, where the "
-                   "preset has PCLMULQDQ). Default: every mode the preset has.")
+                   "preset has PCLMULQDQ, or GFNI and AVX2 for a GHASH without it). "
+                   "Default: every mode the preset has.")
 @click.option("--keys", default="128,192,256", show_default=True, metavar="BITS[,BITS]",
               help="Key sizes init accepts (others return -1).")
 @click.option("--prefix", default="aesgen_", show_default=True,
@@ -273,7 +274,7 @@ def generate(cpu, methods, faces, keys, prefix, output, modes) -> None:
     if not kernels:
         raise UserError(f"preset {preset.name} has no kernel for mode(s) "
                         f"{', '.join(chosen_modes)} with the methods chosen (GCM needs "
-                        f"PCLMULQDQ and a method its skeleton covers: "
+                        f"PCLMULQDQ, or GFNI and AVX2, and a method its skeleton covers: "
                         f"{', '.join(MODES['gcm'].methods)})")
     try:
         written = write_set(files, out_dir)

@@ -12,7 +12,7 @@ import jinja2
 
 from .. import __version__
 from ..kernels.spec import SBOX_NETLISTS, SLICED_METHODS, KernelSpec
-from ..modes import encoding_for, features_for, mode
+from ..modes import encoding_for, hash_engine_for, mode
 from ..paths import TEMPLATES
 from ..targets import Preset, load_features, load_priority
 from .compile import CompiledKernel, compile_kernel
@@ -74,7 +74,8 @@ class OutputError(OSError):
 def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
     """Every (mode, method, FACE level) the request asks for and the preset can run: CTR for
     each method; an AEAD for the methods its skeleton covers, where the preset has the
-    features the mode needs (GCM: PCLMULQDQ), at the FACE levels built for it."""
+    features the mode needs (GCM: a hash engine, hash_engine_for), at the FACE levels built
+    for it."""
     specs = []
     for name in req.modes:
         desc = mode(name)
@@ -82,8 +83,8 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
             choice = req.preset.method(method)
             if choice is None:
                 raise ValueError(f"preset {req.preset.name} has no method {method!r}")
-            if choice.method not in desc.methods or any(
-                    f not in req.preset.features for f in features_for(desc, choice.width)):
+            hash_engine = hash_engine_for(desc, choice.width, req.preset.features)
+            if choice.method not in desc.methods or hash_engine is None:
                 continue
             encoding = encoding_for(desc, choice.width, choice.encoding)
             for face in req.faces:
@@ -99,7 +100,8 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                                             req.preset.gcm_multiply if desc.aead
                                             else "schoolbook", uarch=req.preset.uarch,
                                             round_keys=_round_keys(choice, encoding),
-                                            doubling=choice.doubling, sbox=choice.sbox))
+                                            doubling=choice.doubling, sbox=choice.sbox,
+                                            hash_engine=hash_engine))
     return specs
 
 
@@ -207,13 +209,18 @@ def manifest_text(req: GenerateRequest, compiled: list[CompiledKernel],
         "files": sorted(list(files) + ["manifest.json"]),
         "kernels": [{**_manifest_entry(ck), "context_fields": _context_fields(ck)}
                     for ck in compiled if not mode(ck.spec.mode).aead],
-        "aeads": [{"mode": ck.spec.mode, **_manifest_entry(ck),
+        "aeads": [{"mode": ck.spec.mode, "hash": _hash_engine(ck.spec), **_manifest_entry(ck),
                    "nonce_bytes": _range(mode(ck.spec.mode).nonce),
                    "tag_bytes": _range(mode(ck.spec.mode).tag),
                    "context_fields": _context_fields(ck)}
                   for ck in compiled if mode(ck.spec.mode).aead],
     }
     return json.dumps(manifest, indent=2, sort_keys=False) + "\n"
+
+
+def _hash_engine(spec: KernelSpec) -> str:
+    """The AEAD's hash engine by name: the spec's, else its mode's first."""
+    return spec.hash_engine or mode(spec.mode).hashes[0][0]
 
 
 def _range(r: tuple[int, int]) -> list:

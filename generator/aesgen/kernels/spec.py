@@ -68,6 +68,9 @@ class KernelSpec:
     # the bit-sliced S-box's gate netlist (netlist/library/): "bp113" (Boyar-Peralta, 113
     # gates) or "tower" (tower-field inversion, 121); "" is bp113
     sbox: str = ""
+    # the AEAD's hash engine (modes/: the mode's ``hashes``): "" is the mode's first (GCM:
+    # "clmul"); "bytesliced" is GHASH by GF2P8AFFINEQB without a carry-less multiply
+    hash_engine: str = ""
 
     def __post_init__(self) -> None:
         if self.hash_multiply not in ("schoolbook", "karatsuba"):
@@ -114,6 +117,10 @@ class KernelSpec:
         if self.sbox not in ("",) + SBOX_NETLISTS:
             raise ValueError(f"sbox must be one of {', '.join(SBOX_NETLISTS)}, not "
                              f"{self.sbox!r}")
+        engines = [name for name, _ in mode_descriptor(self.mode).hashes]
+        if self.hash_engine and self.hash_engine not in engines:
+            raise ValueError(f"mode {self.mode} hashes with {', '.join(engines) or 'nothing'}"
+                             f", not {self.hash_engine!r}")
         if self.sbox and self.method not in SLICED_METHODS:
             raise ValueError(f"sbox is a choice of the bit-sliced methods, not {self.method}")
 

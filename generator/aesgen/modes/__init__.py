@@ -41,6 +41,10 @@ class ModeDescriptor:
     needs: tuple[str, ...]          # CPU features a preset must have for the mode
     # and for one register width (GCM: the hash engine on ymm and zmm)
     width_needs: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    # the hash engines its skeletons take, in order of preference: (name, the features it
+    # needs beyond ``needs`` at each register width it runs at); a kernel takes the first
+    # the preset has. The first engine's features are ``needs`` and ``width_needs``.
+    hashes: tuple[tuple[str, tuple[tuple[int, tuple[str, ...]], ...]], ...] = ()
     # (register width, encoding) -> the encoding its skeleton is written in instead
     encodings: tuple[tuple[tuple[int, str], str], ...] = ()
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
@@ -76,6 +80,9 @@ GCM = ModeDescriptor(
     methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced"),
     needs=("PCLMULQDQ",),
     width_needs=((256, ("VPCLMULQDQ",)), (512, ("VPCLMULQDQ", "BMI2"))),
+    # without a carry-less multiply: GHASH by GF2P8AFFINEQB on byte-sliced streams (ymm)
+    hashes=(("clmul", ()), ("bytesliced", ((128, ("GFNI", "AVX2")),
+                                           (256, ("GFNI", "AVX2"))))),
     # the skeleton keeps to 16 registers and VEX forms on xmm and ymm; zmm is EVEX with 32
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),
@@ -85,9 +92,25 @@ GCM = ModeDescriptor(
 MODES = {m.name: m for m in (CTR, GCM)}
 
 
-def features_for(desc: ModeDescriptor, width: int) -> tuple[str, ...]:
-    """CPU features a preset needs for this mode on registers of this width."""
-    return desc.needs + dict(desc.width_needs).get(width, ())
+def features_for(desc: ModeDescriptor, width: int, hash_engine: str = "") -> tuple[str, ...]:
+    """CPU features a preset needs for this mode on registers of this width, with its
+    first hash engine or the one named; None where that engine does not run at the width."""
+    engines = dict(desc.hashes)
+    if not hash_engine or hash_engine == (desc.hashes[0][0] if desc.hashes else ""):
+        return desc.needs + dict(desc.width_needs).get(width, ())
+    if width not in dict(engines[hash_engine]):
+        return None
+    return dict(engines[hash_engine])[width]
+
+
+def hash_engine_for(desc: ModeDescriptor, width: int, features) -> str | None:
+    """The first of the mode's hash engines (``""`` for a mode without one) whose features
+    the CPU has at this register width; None when none runs."""
+    for name, _ in desc.hashes or (("", ()),):
+        needs = features_for(desc, width, name)
+        if needs is not None and set(needs) <= set(features):
+            return name
+    return None
 
 
 def encoding_for(desc: ModeDescriptor, width: int, encoding: str) -> str:

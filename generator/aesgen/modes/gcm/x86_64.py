@@ -28,6 +28,8 @@ from ...arch.x86_64.zeroing import zero_context
 from ...dsl.builder import KernelBuilder
 from ...dsl.ir import Function
 from ...dsl.operands import Imm, Label, Mem, Reg, gp, kmask
+from ...gf128.x86_64 import bytesliced
+from ...gf128.x86_64.bytesliced import ByteSlicedHash
 from ...gf128.x86_64.clmul import ClmulHash, Products
 from ...isa.table import load_table
 from ...kernels import ctx_layout
@@ -78,7 +80,7 @@ SPILLED = 2                     # vector registers Body.rounds may keep in SPILL
 
 def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
                karatsuba: bool = False, engine_extra: int = 0,
-               spill: int = 0) -> FieldLayout:
+               spill: int = 0, hash_engine: str = "clmul") -> FieldLayout:
     """The GCM context: cipher section first (the round engines address ROUND_KEYS from 0),
     then hash, mode and, with FACE, the cache and table of the counter's rounds. On zmm the
     powers are followed by four zero slots, so a wide load of powers whose lanes reach past
@@ -104,20 +106,22 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
     engine_fields = [Field("cipher", "EXTRA", (engine_extra + 63) // 64 * 64, 64,
                            "the round engine's own state (bit-sliced round keys, spill "
                            "slots)")] if engine_extra else []
-    layout = FieldLayout.build(ctx_layout.CIPHER_FIELDS + engine_fields + [
+    hash_fields = bytesliced.fields() if hash_engine == "bytesliced" else [
         Field("hash", "H_POWERS", 16 * (powers + zero_slots), 16,
               "H~^n .. H~^1, highest first: one wide load gives a register's lanes their "
               "powers (gf128/x86_64/clmul.py)" + (", then 4 zero slots" if zero_slots else "")),
     ] + ([Field("hash", "H_KARATSUBA", 16 * (powers + zero_slots), 16,
                 "for each power, its two halves XORed (Karatsuba's middle key)"
-                + (", then 4 zero slots" if zero_slots else ""))]
-         if karatsuba else []) + ([Field("mode", "TAIL", 128, 64,
+                + (", then 4 zero slots" if zero_slots else ""))] if karatsuba else [])
+    layout = FieldLayout.build(ctx_layout.CIPHER_FIELDS + engine_fields + hash_fields + (
+        [Field("mode", "TAIL", 128, 64,
                                            "the last register's keystream and hashed blocks "
                                            "(the masked tail's partial block is read here)")]
-                                  if zero_slots else []) + [
+         if zero_slots else []) + [
         Field("mode", "TAG_MASK", 16, 16, "E_K(J0)"),
         Field("mode", "COUNTER", 16, 16, "next counter block, byte-reversed"),
-        Field("mode", "HASH", 16, 16, "GHASH accumulator, byte-reversed"),
+        Field("mode", "HASH", 16, 16, "GHASH accumulator, byte-reversed (clmul; the "
+              "byte-sliced engine keeps STREAMS)"),
         Field("mode", "PENDING", 16, 16, "bytes of the unfinished block, zero after them"),
         Field("mode", "KEYSTREAM", 16, 16, "keystream of the partly used block"),
         Field("mode", "SCRATCH", 16, 16, "J0 of a 12-byte nonce; the tag being written"),
@@ -143,10 +147,21 @@ class GcmKernel:
         self.table = load_table("x86_64")
         self.engine = engine_for(spec)
         self.lanes = spec.width // 128
+        # the hash engine: PCLMULQDQ / VPCLMULQDQ, or without them byte-sliced streams
+        # (state in the context, 8 blocks a multiply; no short-record path)
+        self.sliced_hash = spec.hash_engine == "bytesliced"
+        # short records (short_record.py) hash by the powers of H in registers: clmul only
+        self.short_records = not self.sliced_hash
+        if self.sliced_hash and self.lanes == 4:
+            raise ValueError(f"{spec.name}: the byte-sliced GHASH runs beside xmm and ymm "
+                             f"kernels (every zmm CPU has VPCLMULQDQ)")
         # registers a batch: on zmm the preset's [gcm] zmm_batch (the spec's interleave);
-        # in 16 registers, BATCH less the temporaries the engine's rounds need
+        # in 16 registers, BATCH less the temporaries the engine's rounds need (with the
+        # byte-sliced hash, blocks a multiple of its 8 streams where a batch passes 8)
         self.batch = (spec.interleave if self.lanes == 4
                       else BATCH - self.engine.ROUND_TEMPORARIES)
+        if self.sliced_hash and self.batch * self.lanes > 8 and self.batch * self.lanes % 8:
+            self.batch = 8 // self.lanes
         self.powers = self.batch * self.lanes     # one reduction per batch of registers
         # on zmm a one-shot message ends in one reduction over its last batch, its tail and
         # the length block (_tail_registers, _end_alone): up to twice a batch and one more
@@ -161,7 +176,8 @@ class GcmKernel:
         # and counter wait in the context while they run
         self.spills = (self.engine.grouped_batches and spec.encoding != "evex")
         self.layout = gcm_layout(self.table_powers, spec.face, self.lanes, self.karatsuba,
-                                 self.engine.context_extra(), SPILLED if self.spills else 0)
+                                 self.engine.context_extra(), SPILLED if self.spills else 0,
+                                 "bytesliced" if self.sliced_hash else "clmul")
         lay = self.layout
         self.run = FaceRun(X86Scalar(), RunFields(
             lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START, lay.FILL_COUNT,
@@ -197,7 +213,8 @@ class Body:
 
     def __post_init__(self) -> None:
         self.a = self.b.asm
-        self.hash = ClmulHash(self.b, self.v)
+        self.hash = ClmulHash(self.b, self.v)       # its byte-order constants serve all
+        self.streams = ByteSlicedHash(self.b, self.v, self.f) if self.k.sliced_hash else None
         self.ctx: Reg | None = None
         self.across: tuple[Reg, ...] = ()   # live across the rounds emitted now (keeping)
 
@@ -263,6 +280,9 @@ class Body:
         transposes, a round loop and spills (grouped_batches) runs them one after the
         other: stitched, the two would not fit the registers together."""
         b = self.b
+        if self.streams is not None:        # its multiply first: no block register live
+            done = hashing()
+            return rounds(), done
         if self.k.engine.grouped_batches:
             return rounds(), hashing()
         with b.capture() as first:
@@ -383,7 +403,11 @@ class Body:
 
     def hash_blocks(self, x: Reg, ptr: Reg, n: int, disp: int = 0, width: int = 128) -> None:
         """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr + disp: one
-        reduction. At width 256 a register takes two blocks, the powers two a load."""
+        reduction. At width 256 a register takes two blocks, the powers two a load. (The
+        byte-sliced engine hashes them into its streams, 8 a multiply.)"""
+        if self.streams is not None:
+            self.streams.absorb_blocks("STREAMS", "HASHED", ptr, n, disp)
+            return
         lanes = width // 128
         acc = self.products(x, ptr, n // lanes, disp, width,
                             lambda j, field: self.power(n - lanes * j, width, field))
@@ -392,6 +416,13 @@ class Body:
 
     def hash_pending(self, x: Reg, *, clear: bool) -> None:
         """X = (X ^ PENDING) H; PENDING = 0 when clear."""
+        if self.streams is not None:
+            y = self.b.xmm()
+            self.v.load(y, self.f("PENDING"))
+            self.streams.absorb_block("STREAMS", "HASHED", y)
+            if clear:
+                self.v.store(self.f("PENDING"), self.zero_vec())
+            return
         y = self.b.xmm()
         self.hash.load_block(y, self.f("PENDING"), aligned=True)
         self.v.xor(y, y, x)
@@ -1128,6 +1159,8 @@ class Body:
             v.store(self.f(name), z)
         for name in ("AAD_LEN", "MSG_LEN", "IN_DATA"):
             a.mov(self.f(name, width=64), Imm(0))
+        if self.streams is not None:
+            self.streams.reset("STREAMS", "HASHED")
         long_nonce, have_j0 = b.label("long_nonce"), b.label("have_j0")
         j0 = b.xmm()
         a.cmp(nonce_len, Imm(12))
@@ -1144,9 +1177,15 @@ class Body:
         self.flush_pending(x, "MSG_LEN", clear=True)
         lens = b.xmm()
         v.from_gp64(lens, bits_len)
-        v.xor(x, x, lens)
-        h = self.hash.dot(x, self.power(1))
-        v.shuffle_bytes(j0, h, self.hash.bswap_mask())
+        if self.streams is not None:
+            v.shuffle_bytes(lens, lens, self.hash.bswap_mask())
+            self.streams.absorb_block("STREAMS", "HASHED", lens)
+            v.copy(j0, self.streams.value("STREAMS", "HASHED"))
+            self.streams.reset("STREAMS", "HASHED")
+        else:
+            v.xor(x, x, lens)
+            h = self.hash.dot(x, self.power(1))
+            v.shuffle_bytes(j0, h, self.hash.bswap_mask())
         z2 = self.zero_vec()
         v.store(self.f("HASH"), z2)
         a.mov(self.f("MSG_LEN", width=64), Imm(0))
@@ -1202,6 +1241,8 @@ class Body:
         context as it was, so asking twice gives the same tag."""
         b, v = self.b, self.v
         self.begin_data()
+        if self.streams is not None:
+            return self._finish_streams()
         x = b.xmm()
         v.load(x, self.f("HASH"))
         self.flush_pending(x, "MSG_LEN", clear=False)
@@ -1209,6 +1250,27 @@ class Body:
         s = self.hash.dot(x, self.power(1))
         tag = b.xmm()
         v.shuffle_bytes(tag, s, self.hash.bswap_mask())
+        v.xor(tag, tag, self.f("TAG_MASK"))
+        return tag
+
+    def _finish_streams(self) -> Reg:
+        """finish with the byte-sliced hash: on a copy of the streams (WORK), the pending
+        block and the length block hashed, then the streams summed (ByteSlicedHash.value)."""
+        a, b, v, st = self.a, self.b, self.v, self.streams
+        st.copy_state("STREAMS", "HASHED", "WORK", "WORK_HASHED")
+        whole = b.label("whole_message")
+        t = b.gp()
+        a.mov(t, self.f("MSG_LEN", width=64))
+        a.test(t, Imm(15))
+        a.je(whole)
+        y = b.xmm()
+        v.load(y, self.f("PENDING"))
+        st.absorb_block("WORK", "WORK_HASHED", y)
+        b.bind(whole)
+        lens = self.length_block()
+        v.shuffle_bytes(lens, lens, self.hash.bswap_mask())      # block order
+        st.absorb_block("WORK", "WORK_HASHED", lens)
+        tag = st.value("WORK", "WORK_HASHED")
         v.xor(tag, tag, self.f("TAG_MASK"))
         return tag
 
@@ -1292,14 +1354,17 @@ def build_init(k: GcmKernel) -> Function:
     with b.phase("hash_key"):
         h = g.zero_vec()
         g.aes_any_size(h)
-        ht = g.hash.hash_key(h)
-        p = ht
-        for i in range(1, k.table_powers + 1):
-            if i > 1:
-                p = g.hash.dot(p, ht)
-            v.store(g.power(i), p)
-            if k.karatsuba:
-                v.store(g.power(i, field="H_KARATSUBA"), g.hash.karatsuba_key(p))
+        if g.streams is not None:
+            g.streams.setup(h)
+        else:
+            ht = g.hash.hash_key(h)
+            p = ht
+            for i in range(1, k.table_powers + 1):
+                if i > 1:
+                    p = g.hash.dot(p, ht)
+                v.store(g.power(i), p)
+                if k.karatsuba:
+                    v.store(g.power(i, field="H_KARATSUBA"), g.hash.karatsuba_key(p))
     g.returns(0)
     g.returns(-1, fail)
     b.function.scrub_vectors = True
@@ -1412,14 +1477,15 @@ def build_seal(k: GcmKernel) -> Function:
         g.check_keyed(refuse)
         general, record, data = (g.b.label(n) for n in ("general", "record", "data"))
         length = g.stack_arg("len")
-        takes_short_path(g, nonce_len, aad_len, length, general, record)
-        tag = short_record(g, nonce, aad, aad_len, inp, length, g.stack_arg("out"),
-                           decrypt=False)
-        g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"), tag)
-        g.returns(0)
-        g.b.bind(record)
-        g.start_record(nonce, aad, aad_len)
-        g.a.jmp(data)
+        if k.short_records:
+            takes_short_path(g, nonce_len, aad_len, length, general, record)
+            tag = short_record(g, nonce, aad, aad_len, inp, length, g.stack_arg("out"),
+                               decrypt=False)
+            g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"), tag)
+            g.returns(0)
+            g.b.bind(record)
+            g.start_record(nonce, aad, aad_len)
+            g.a.jmp(data)
         g.b.bind(general)
         g.start(nonce, nonce_len)
         g.absorb(aad, aad_len, "AAD_LEN")
@@ -1448,15 +1514,17 @@ def build_open(k: GcmKernel) -> Function:
     g.check_keyed(reject)
     general, record, data = (b.label(n) for n in ("general", "record", "data"))
     length = g.stack_arg("len")
-    takes_short_path(g, nonce_len, aad_len, length, general, record)
-    tag = short_record(g, nonce, aad, aad_len, inp, length, g.stack_arg("out"), decrypt=True)
-    g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"), tag)
-    a.test(gp("rax"), gp("rax"))
-    a.je(done)
-    a.jmp(reject)
-    b.bind(record)
-    g.start_record(nonce, aad, aad_len)
-    a.jmp(data)
+    if k.short_records:
+        takes_short_path(g, nonce_len, aad_len, length, general, record)
+        tag = short_record(g, nonce, aad, aad_len, inp, length, g.stack_arg("out"),
+                           decrypt=True)
+        g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"), tag)
+        a.test(gp("rax"), gp("rax"))
+        a.je(done)
+        a.jmp(reject)
+        b.bind(record)
+        g.start_record(nonce, aad, aad_len)
+        a.jmp(data)
     b.bind(general)
     g.start(nonce, nonce_len)
     g.absorb(aad, aad_len, "AAD_LEN")
