@@ -150,6 +150,9 @@ class GcmKernel:
         # the hash engine: PCLMULQDQ / VPCLMULQDQ, or without them byte-sliced streams
         # (state in the context, 8 blocks a multiply; no short-record path)
         self.sliced_hash = spec.hash_engine == "bytesliced"
+        # the carry-less multiply's register width: the cipher's, or xmm beside a ymm
+        # cipher where the CPU has PCLMULQDQ but not VPCLMULQDQ ("clmul-xmm")
+        self.hash_width = 128 if spec.hash_engine == "clmul-xmm" else spec.width
         # short records (short_record.py) hash by the powers of H in registers: clmul only
         self.short_records = not self.sliced_hash
         if self.sliced_hash and self.lanes == 4:
@@ -743,7 +746,7 @@ class Body:
         def hash_batch() -> None:
             if hashed:
                 self.hash_blocks(x, inp if decrypt else out, self.k.batch * lanes,
-                                 disp=0 if decrypt else -step, width=width)
+                                 disp=0 if decrypt else -step, width=self.k.hash_width)
 
         def body(kind: str, idx: Reg | None, then: Label | None = None) -> None:
             blocks, _ = self.beside(lambda: self._face_batch(kind, wide, idx, bits, keys),
@@ -875,7 +878,8 @@ class Body:
             return
         if not decrypt:                               # the last batch's hash
             with b.region(f"drain-{bits}"):
-                self.hash_blocks(x, out, self.k.batch * lanes, disp=-step, width=width)
+                self.hash_blocks(x, out, self.k.batch * lanes, disp=-step,
+                                 width=self.k.hash_width)
         b.bind(small)
         for n_blocks in (4, 1):
             next_ = b.label(f"next{n_blocks}_{bits}")
