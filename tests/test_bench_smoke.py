@@ -6,7 +6,9 @@ benchmark it registers at the smallest sizes. Every implementation this CPU runs
 there (the preset's kernels whose features /proc/cpuinfo lists, OpenSSL, and each ipsec-mb
 manager the CPU supports), each with finite positive TSC figures; so must every AES-GCM
 peer (gcm_seal: OpenSSL, each ipsec-mb manager, libgcrypt, and BoringSSL where its library
-is installed), and what is not there must be named on stderr with the reason. A second run
+is installed), and what is not there must be named on stderr with the reason; and, asked
+for, every GHASH-alone implementation (the set's GCM kernels, OpenSSL, ct-1bit-ghash,
+ct-holes-ghash), each checked by the program against OpenSSL's tags first. A second run
 with OPENSSL_ia32cap masking AES-NI must register OpenSSL's CTR alone, as
 `openssl-noaesni`. No time is ever asserted. The report module's arithmetic (median of all
 processes, spread of the per-process medians) is checked on made-up runs.
@@ -237,6 +239,44 @@ def test_every_gcm_peer_seals_with_positive_figures(preset, bench_binaries, tmp_
         assert context["boringssl"].startswith("not loaded: ")
 
 
+GHASH_PEERS = ("openssl-ghash", "ct-1bit-ghash", "ct-holes-ghash")
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
+def test_every_ghash_implementation_hashes_with_positive_figures(preset, bench_binaries,
+                                                                  tmp_path):
+    binary = bench_binaries[preset.name]
+    m = manifest(preset)
+    want, skipped = expected_gcm_impls(m, cpu_flags())
+    # the set's GCM kernels (an AES-128 hash key) as in gcm_seal, and the ghash peers
+    ours = {a["name"] for a in m.get("aeads", [])} if 128 in m["key_bits"] else set()
+    impls = (set(want) & ours) | set(GHASH_PEERS)
+    data, stderr = run_bench(binary, tmp_path, "--aesgen_what=ghash")
+    runs = {r["name"]: r for r in data["benchmarks"]}
+    expected = {f"{impl}/ghash/128/64" for impl in impls}
+    assert set(runs) == expected, f"missing {sorted(expected - set(runs))}, " \
+                                  f"extra {sorted(set(runs) - expected)}"
+    for impl in set(skipped) & ours:
+        assert re.search(rf"^skip {re.escape(impl)}: \S", stderr, re.M), stderr
+    for run in runs.values():
+        check_figures(run)
+
+
+@pytest.mark.parametrize("preset", PRESETS[:1], ids=lambda p: p.name)
+def test_ghash_is_asked_for_and_masked_openssl_runs_alone(preset, bench_binaries):
+    binary = bench_binaries[preset.name]
+    assert not any("/ghash/" in n for n in listed_names(binary)), "ghash is not a default"
+    env = {"OPENSSL_ia32cap": NOAESNI}
+    assert listed_names(binary, env, "--aesgen_what=ghash") == \
+        ["openssl-noaesni-ghash/ghash/128/64"]
+    assert listed_names(binary, None, "--aesgen_what=ghash", "--aesgen_keys=256") == []
+    # only AES-NI masked: OpenSSL would still hash with PCLMULQDQ, which the program refuses
+    proc = subprocess.run([str(binary), "--aesgen_what=ghash", "--aesgen_list"],
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                          env={**os.environ, "OPENSSL_ia32cap": "~0x200000000000000"})
+    assert proc.returncode != 0 and "does not mask PCLMULQDQ" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("preset", PRESETS[:1], ids=lambda p: p.name)
 def test_aesgen_what_picks_the_tables(preset, bench_binaries):
     binary = bench_binaries[preset.name]
@@ -323,3 +363,18 @@ def test_aead_table_rows_are_implementations_and_columns_sizes():
     md = B.aead_table(summary, 128, (64, 1420), markdown=True)
     assert "| openssl-gcm | 13.000 ±8% [12.000..14.000] | 1.200 ±0% [1.200..1.200] |" in md
     assert B.aead_table(summary, 256, (64,)) == ""
+
+
+def test_ghash_table_rows_are_implementations_and_columns_sizes():
+    runs = [_fake_run({"gfni256-gcm-r2/ghash/128/1024": [0.6], "ct-holes-ghash/ghash/128/1024":
+                       [7.0], "ct-holes-ghash/ghash/128/16384": [7.2],
+                       "openssl-gcm/gcm_seal/128/1024": [1.0]})]   # a GCM row: not in it
+    summary = B.summarize(*runs)
+    lines = B.ghash_table(summary, (1024, 16384)).splitlines()
+    assert lines[0].startswith("GHASH") and "16384 B" in lines[0]
+    assert [ln.split()[0] for ln in lines[2:]] == ["gfni256-gcm-r2", "ct-holes-ghash"]
+    assert "7.200" in lines[3] and "7.200" not in lines[2]
+    md = B.ghash_table(summary, (1024,), markdown=True)
+    assert md.startswith("**AES-128-GCM, GHASH alone (AAD only")
+    assert "| ct-holes-ghash | 7.000 ±0% |" in md
+    assert B.ghash_table(B.summarize(runs[0] | {"benchmarks": []}), (1024,)) == ""

@@ -398,10 +398,12 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
               help="Message sizes (default 16,1024,4096,20480,40960).")
 @click.option("--keys", default=None, metavar="BITS[,BITS]",
               help="Key sizes (default 128,192,256, GCM 128,256; --quick: 128).")
-@click.option("--what", default="ctr,gcm", show_default=True, metavar="ctr,gcm",
-              help="Which tables: the CTR ones, the AES-GCM seal ones, or both.")
+@click.option("--what", default="ctr,gcm", show_default=True, metavar="ctr,gcm,ghash",
+              help="Which tables, any of: the CTR ones (ctr), the AES-GCM seal ones (gcm), "
+                   "GHASH alone (ghash, AES-128, beside constant-time GHASHs without a "
+                   "carry-less multiply).")
 @click.option("--aead-sizes", default=None, metavar="BYTES[,BYTES]",
-              help="GCM record sizes (default 64,256,1420,4096,16384).")
+              help="GCM record and GHASH message sizes (default 64,256,1420,4096,16384).")
 @click.option("--processes", default=3, show_default=True, type=click.IntRange(1, 100),
               help="Run the benchmark program this many times, one process after the "
                    "other; cells are medians over all, ± the spread of the per-process "
@@ -426,6 +428,8 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
     the per-process medians). CTR: streaming, per-message IV, fresh IV; set-up cost per
     kernel, and the message length at which each FACE level starts to pay. GCM: one
     TLS-style record sealed per iteration (new nonce, 13 bytes of AAD, 16-byte tag).
+    GHASH (only when asked): one AAD-only message per iteration, the set's GCM kernels
+    beside OpenSSL's GHASH (with PCLMULQDQ and masked) and two constant-time GHASHs in C.
     Figures are TSC ticks, not core cycles: this VM has no core cycle counter.
     """
     import re
@@ -450,6 +454,9 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
     if what_list == ("gcm",) and not aead_keys:
         raise UserError(f"no GCM table for key sizes {', '.join(map(str, key_list))}: "
                         f"GCM is measured with {' and '.join(map(str, B.AEAD_KEYS))}-bit keys")
+    if "ghash" in what_list and B.GHASH_KEY not in key_list:
+        raise UserError(f"no GHASH table for key sizes {', '.join(map(str, key_list))}: "
+                        f"GHASH is measured under a {B.GHASH_KEY}-bit key")
     if name_filter:
         try:
             re.compile(name_filter)
@@ -470,12 +477,7 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
                        what=what_list, aead_sizes=tuple(aead_size_list))
     main_runs = B.run_processes(plan, out_dir, "main", "aesgen kernels and peers", processes)
     runs = list(main_runs)
-    # the child registers only OpenSSL with AES-NI and PCLMULQDQ masked (openssl-noaesni
-    # CTR, openssl-noaesni-gcm); the user's filter still applies
-    child = [name for mode, name in (("ctr", "openssl-noaesni/stream/128/4096"),
-                                     ("gcm", "openssl-noaesni-gcm/gcm_seal/128/16384"))
-             if mode in what_list and (name_filter is None or re.search(name_filter, name))]
-    if child:
+    if _child_has_work(what_list, name_filter, aead_size_list):
         runs += B.run_processes(plan, out_dir, "openssl-noaesni",
                                 "OpenSSL with AES-NI and PCLMULQDQ masked (child process)",
                                 processes, env=B.child_env())
@@ -499,6 +501,10 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
         if t:
             text.append(f"\n{B.MODE_TITLES[B.AEAD_MODE]}\n{t}")
             md += [B.aead_table(summary, bits, tuple(aead_size_list), markdown=True), ""]
+    t = B.ghash_table(summary, tuple(aead_size_list))
+    if t:
+        text.append(f"\n{B.MODE_TITLES[B.GHASH_MODE]}\n{t}")
+        md += [B.ghash_table(summary, tuple(aead_size_list), markdown=True), ""]
     if skipped:
         text.append("\nnot measured here: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()))
         md += ["**Not measured here**", ""] + [f"- {k}: {v}" for k, v in skipped.items()] + [""]
@@ -538,6 +544,19 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
     B.plot(summary, out_dir / "bench.png", bits0,
            f"aesgen {preset.name} vs peers, {context.get('cpu_model', '')} (TSC ticks/byte)")
     click.echo(f"aesgen bench: wrote {out_dir}/bench.json, bench.md, bench.png")
+
+
+def _child_has_work(what: tuple, name_filter: str | None, aead_sizes: tuple) -> bool:
+    """Whether the child run (OpenSSL alone, AES-NI and PCLMULQDQ masked: openssl-noaesni
+    CTR, openssl-noaesni-gcm, openssl-noaesni-ghash) would run a benchmark: a table asked
+    for has one of its names, and the user's filter lets one through."""
+    import re
+
+    names = {"ctr": ["openssl-noaesni/stream/128/4096"],
+             "gcm": ["openssl-noaesni-gcm/gcm_seal/128/16384"],
+             "ghash": [f"openssl-noaesni-ghash/ghash/128/{s}" for s in aead_sizes]}
+    return any(name_filter is None or re.search(name_filter, name)
+               for table in what for name in names[table])
 
 
 def _split_sizes(value: str) -> tuple[int, ...]:

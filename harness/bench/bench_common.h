@@ -1,6 +1,7 @@
 // bench_common.h: what the translation units of aesgen_bench share (bench_main.cc, the
-// CTR benchmarks; gcm_bench.cc, the AES-GCM ones): the TSC, the shared buffers, the key,
-// the ticks-per-byte counter, the aesgen feature names and the ipsec-mb managers.
+// CTR benchmarks; gcm_bench.cc, the AES-GCM ones; ghash_bench.cc, GHASH alone): the TSC,
+// the shared buffers, the key, the ticks-per-byte counter, OpenSSL's capability vector,
+// the aesgen feature names and the ipsec-mb managers.
 //
 // Header-only (inline): the build compiles each .cc of harness/bench/ once per preset,
 // against that preset's aesgen.h, and links them together.
@@ -10,6 +11,7 @@
 
 #include <benchmark/benchmark.h>
 #include <intel-ipsec-mb.h>
+#include <openssl/crypto.h>
 #include <x86intrin.h>
 
 #include <cstdint>
@@ -93,8 +95,25 @@ inline void ReportPerByte(benchmark::State &state, uint64_t ticks, size_t size) 
       benchmark::Counter(bytes > 0 ? static_cast<double>(ticks) / bytes : 0.0);
 }
 
-// With OPENSSL_ia32cap in the environment the program benchmarks OpenSSL's CTR alone.
+// With OPENSSL_ia32cap in the environment the program benchmarks OpenSSL alone (its CTR,
+// GCM and GHASH).
 inline bool NoAesniMode() { return std::getenv("OPENSSL_ia32cap") != nullptr; }
+
+// OpenSSL's capability vector as OPENSSL_info(OPENSSL_INFO_CPU_SETTINGS) reports it:
+// "OPENSSL_ia32cap=0x<word0>:0x<word1> [env:...]".  (OpenSSL 3 exports no
+// OPENSSL_ia32cap_loc(); this string is printed from the same OPENSSL_ia32cap_P.)
+inline bool OpensslIa32capWord0(uint64_t *word0) {
+  const char *info = OPENSSL_info(OPENSSL_INFO_CPU_SETTINGS);
+  const char *p = info != nullptr ? std::strstr(info, "OPENSSL_ia32cap=") : nullptr;
+  if (p == nullptr) return false;
+  char *end = nullptr;
+  *word0 = std::strtoull(p + std::strlen("OPENSSL_ia32cap="), &end, 0);
+  return end != nullptr && end != p + std::strlen("OPENSSL_ia32cap=");
+}
+
+// Word 0 is CPUID.1:EDX in bits 0..31 and CPUID.1:ECX in bits 32..63.
+constexpr int kIa32capPclmulqdqBit = 33;  // CPUID.1:ECX bit 1
+constexpr int kIa32capAesniBit = 57;      // CPUID.1:ECX bit 25
 
 // ---------------------------------------------------------------------------
 // The generated set

@@ -1,10 +1,10 @@
 // bench_main.cc: Google Benchmark program for the kernels of one generated aesgen
 // set, beside OpenSSL and Intel's ipsec-mb (x86-64 only); the AES-GCM tables, beside
-// libgcrypt and BoringSSL too, are in gcm_bench.cc.
+// libgcrypt and BoringSSL too, are in gcm_bench.cc, GHASH alone in ghash_bench.cc.
 //
-// Built once per generated folder (generated/<preset>/) from bench_main.cc and
-// gcm_bench.cc with -DAESGEN_BENCH_PRESET="<preset>", linked with -lbenchmark -lcrypto
-// -lIPSec_MB -lgcrypt -ldl.
+// Built once per generated folder (generated/<preset>/) from bench_main.cc, gcm_bench.cc
+// and ghash_bench.cc with -DAESGEN_BENCH_PRESET="<preset>", linked with -lbenchmark
+// -lcrypto -lIPSec_MB -lgcrypt -ldl.
 //
 // Benchmarks are registered at run time, named IMPL/MODE/KEYBITS/SIZE:
 //   IMPL     a registry kernel this CPU runs (e.g. aesni-face-r2), `openssl`
@@ -28,22 +28,30 @@
 // and IMPL/gcm_seal/KEYBITS/SIZE, KEYBITS 128 and 256, SIZE 64 256 1420 4096 16384:
 // one TLS-style record per iteration (new nonce, 13 bytes of AAD, 16-byte tag), IMPL a
 // GCM kernel of the set (where aesgen.h defines AESGEN_HAVE_AEAD), `openssl-gcm`,
-// `ipsec-mb-{sse,avx2,avx512}-gcm`, `libgcrypt-gcm`, `boringssl-gcm` (gcm_bench.h).
-// Not registered with OPENSSL_ia32cap set.  Every implementation this CPU or this
-// machine cannot run is named on stderr as "skip IMPL: why".
+// `ipsec-mb-{sse,avx2,avx512}-gcm`, `libgcrypt-gcm`, `boringssl-gcm` (gcm_bench.h);
+// with OPENSSL_ia32cap set, `openssl-noaesni-gcm` alone.
+//
+// and, only when asked (--aesgen_what=ghash), IMPL/ghash/128/SIZE: one AAD-only AES-128-GCM
+// message of SIZE bytes per iteration, GHASH and little else; IMPL a GCM kernel of the
+// set, `openssl-ghash`, `ct-1bit-ghash`, `ct-holes-ghash` (constant-time GHASHs in C
+// without a carry-less multiplier), or with OPENSSL_ia32cap set `openssl-noaesni-ghash`
+// alone (ghash_bench.h).  Every implementation this CPU or this machine cannot run is
+// named on stderr as "skip IMPL: why".
 //
 // Counters: ticks_per_byte (TSC ticks read with lfence around the whole timing
 // loop, / iterations / SIZE); setup reports `ticks` per iteration instead; first
 // reports both.  Bytes processed are set so bytes_per_second is reported.
 //
 // Before anything is timed, every IMPL/KEYBITS is checked against a one-shot
-// OpenSSL encryption (itself checked against the SP 800-38A vectors, for GCM against
-// the GCM specification's); a mismatch aborts the program naming the implementation.
+// OpenSSL encryption (itself checked against the SP 800-38A vectors, for GCM and GHASH
+// against the GCM specification's); a mismatch aborts the program naming the
+// implementation.
 //
 // Flags of our own (removed before Google Benchmark sees the rest):
-//   --aesgen_what=ctr,gcm    which benchmarks: the CTR modes, gcm_seal, or both (default)
+//   --aesgen_what=ctr,gcm    which benchmarks: the CTR modes, gcm_seal, ghash; any of
+//                            them (default ctr,gcm)
 //   --aesgen_sizes=16,4096   register only these CTR sizes (setup is always registered)
-//   --aesgen_aead_sizes=64,1420  gcm_seal sizes (any of 1..65520 bytes)
+//   --aesgen_aead_sizes=64,1420  gcm_seal and ghash sizes (any of 1..65520 bytes)
 //   --aesgen_keys=128,256    register only these key sizes
 //   --aesgen_list            print the names that would be registered and exit
 
@@ -69,6 +77,7 @@
 #include "aesgen.h"
 #include "bench_common.h"
 #include "gcm_bench.h"
+#include "ghash_bench.h"
 
 #ifndef AESGEN_BENCH_PRESET
 #error "compile with -DAESGEN_BENCH_PRESET=\"<preset name>\" (build.ninja does)"
@@ -369,20 +378,6 @@ void AddIpsecMbFactories(std::vector<ImplFactory> &factories) {
   }
 }
 
-// OpenSSL's capability vector as OPENSSL_info(OPENSSL_INFO_CPU_SETTINGS) reports it:
-// "OPENSSL_ia32cap=0x<word0>:0x<word1> [env:...]".  (OpenSSL 3 exports no
-// OPENSSL_ia32cap_loc(); this string is printed from the same OPENSSL_ia32cap_P.)
-bool OpensslIa32capWord0(uint64_t *word0) {
-  const char *info = OPENSSL_info(OPENSSL_INFO_CPU_SETTINGS);
-  const char *p = info != nullptr ? std::strstr(info, "OPENSSL_ia32cap=") : nullptr;
-  if (p == nullptr) return false;
-  char *end = nullptr;
-  *word0 = std::strtoull(p + std::strlen("OPENSSL_ia32cap="), &end, 0);
-  return end != nullptr && end != p + std::strlen("OPENSSL_ia32cap=");
-}
-
-constexpr int kIa32capAesniBit = 57;  // word 0 bit 57 = CPUID.1:ECX bit 25
-
 // With OPENSSL_ia32cap set, make sure it really hides AES-NI from OpenSSL.
 void CheckOpensslAesniMasked() {
   uint64_t word0 = 0;
@@ -579,7 +574,7 @@ struct Options {
   std::set<size_t> first_sizes;  // empty = as `sizes` selects
   std::set<int> key_bits;  // empty = all
   std::vector<size_t> aead_sizes = kGcmSizes;
-  bool ctr = true, gcm = true;  // --aesgen_what
+  bool ctr = true, gcm = true, ghash = false;  // --aesgen_what
   bool list = false;
 };
 
@@ -615,11 +610,13 @@ void PrintOwnFlags() {
       "  --aesgen_first_sizes=256,4096  sizes of the `first` benchmarks (default: as\n"
       "                           --aesgen_sizes selects them)\n"
       "  --aesgen_keys=128,256    register only these key sizes\n"
-      "  --aesgen_what=ctr,gcm    the CTR benchmarks, gcm_seal, or both (default)\n"
-      "  --aesgen_aead_sizes=64,1420  gcm_seal sizes, 1..65520 (default\n"
+      "  --aesgen_what=ctr,gcm    any of: the CTR benchmarks (ctr), gcm_seal (gcm),\n"
+      "                           GHASH alone (ghash); default ctr,gcm\n"
+      "  --aesgen_aead_sizes=64,1420  gcm_seal and ghash sizes, 1..65520 (default\n"
       "                           64,256,1420,4096,16384)\n"
       "  --aesgen_list            print the benchmark names and exit\n"
-      "  env OPENSSL_ia32cap=~0x200000000000000  benchmark only OpenSSL, without AES-NI\n\n");
+      "  env OPENSSL_ia32cap=~0x200000200000000  benchmark only OpenSSL, without AES-NI\n"
+      "                           and PCLMULQDQ (ghash refuses a mask that keeps PCLMULQDQ)\n\n");
 }
 
 // Takes our flags out of argv (in place) and returns them.
@@ -664,7 +661,7 @@ Options ParseOwnFlags(int *argc, char **argv) {
       }
       opt.aead_sizes.assign(sizes.begin(), sizes.end());
     } else if (const char *v = value_of("--aesgen_what")) {
-      opt.ctr = opt.gcm = false;
+      opt.ctr = opt.gcm = opt.ghash = false;
       std::stringstream ss(v);
       std::string item;
       while (std::getline(ss, item, ',')) {
@@ -672,10 +669,12 @@ Options ParseOwnFlags(int *argc, char **argv) {
           opt.ctr = true;
         else if (item == "gcm")
           opt.gcm = true;
+        else if (item == "ghash")
+          opt.ghash = true;
         else
-          UsageError("--aesgen_what: '" + item + "' is not ctr or gcm");
+          UsageError("--aesgen_what: '" + item + "' is not ctr, gcm or ghash");
       }
-      if (!opt.ctr && !opt.gcm) UsageError("--aesgen_what: empty list");
+      if (!opt.ctr && !opt.gcm && !opt.ghash) UsageError("--aesgen_what: empty list");
     } else if (arg == "--aesgen_list") {
       opt.list = true;
     } else if (arg.compare(0, 9, "--aesgen_") == 0) {
@@ -776,9 +775,13 @@ int main(int argc, char **argv) {
   const Options opt = ParseOwnFlags(&argc, argv);
   std::vector<std::string> names;
   const std::vector<Target> targets = RegisterAll(opt, names);
-  // beside OpenSSL with AES-NI and PCLMULQDQ masked, only its own GCM (gcm_bench.cc)
+  // beside OpenSSL with AES-NI and PCLMULQDQ masked, only its own GCM (gcm_bench.cc) and
+  // GHASH (ghash_bench.cc)
   const std::vector<GcmTarget> gcm_targets =
       opt.gcm ? RegisterGcm(opt.aead_sizes, opt.key_bits, names) : std::vector<GcmTarget>{};
+  const std::vector<GhashTarget> ghash_targets =
+      opt.ghash ? RegisterGhash(opt.aead_sizes, opt.key_bits, names)
+                : std::vector<GhashTarget>{};
   if (opt.list) {
     for (const std::string &name : names) std::printf("%s\n", name.c_str());
     return 0;
@@ -789,6 +792,7 @@ int main(int argc, char **argv) {
   CheckReferenceAgainstSp800_38a();
   for (const Target &t : targets) VerifyImpl(t.name, *t.impl, t.key_bits);
   VerifyGcm(gcm_targets, opt.aead_sizes);
+  VerifyGhash(ghash_targets, opt.aead_sizes);
 
   AddContext();
   if (!gcm_targets.empty()) AddGcmContext();

@@ -599,6 +599,8 @@ std::vector<GcmTarget> RegisterGcm(const std::vector<size_t> &sizes,
   return targets;
 }
 
+void CheckGcmReference() { CheckReferenceAgainstSpec(); }
+
 void VerifyGcm(const std::vector<GcmTarget> &targets, const std::vector<size_t> &sizes) {
   if (targets.empty()) return;
   CheckReferenceAgainstSpec();

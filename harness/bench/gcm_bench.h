@@ -45,6 +45,10 @@ std::vector<GcmTarget> RegisterGcm(const std::vector<size_t> &sizes,
 // re-key, a run of nonces); a mismatch aborts the program naming the implementation.
 void VerifyGcm(const std::vector<GcmTarget> &targets, const std::vector<size_t> &sizes);
 
+// Checks OpenSSL, the reference of VerifyGcm and VerifyGhash, against the GCM
+// specification's test vectors; aborts the program when it does not match them.
+void CheckGcmReference();
+
 // Google Benchmark context: library versions and what was loaded from where.
 void AddGcmContext();
 

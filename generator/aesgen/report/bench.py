@@ -3,10 +3,12 @@
 The program (harness/bench/, built per preset as build/<preset>/aesgen_bench) names every
 benchmark ``IMPL/MODE/KEYBITS/SIZE`` and reports ``ticks_per_byte`` (TSC ticks, not core
 cycles) and, for set-up, ``ticks``. MODE is a CTR mode (stream, msg_iv, fresh_iv, setup,
-first) or ``gcm_seal`` (one TLS-style AES-GCM record per iteration, beside OpenSSL, ipsec-mb,
-libgcrypt and BoringSSL). This module runs it as it is (aesgen kernels and peers) and, for
-CTR, again with OpenSSL's AES-NI masked (``OPENSSL_ia32cap``), which makes OpenSSL take its
-bitsliced path; each of these N times, as separate processes, since timings on a shared VM
+first), ``gcm_seal`` (one TLS-style AES-GCM record per iteration, beside OpenSSL, ipsec-mb,
+libgcrypt and BoringSSL) or ``ghash`` (one AAD-only AES-128-GCM message per iteration: GHASH
+alone, beside OpenSSL's and two constant-time GHASHs in C without a carry-less multiplier).
+This module runs it as it is (aesgen kernels and peers) and again with OpenSSL's AES-NI and
+PCLMULQDQ masked (``OPENSSL_ia32cap``), which makes OpenSSL take its bitsliced AES and its
+table GHASH; each of these N times, as separate processes, since timings on a shared VM
 differ from process to process. Per benchmark it reports the median of all repetitions of
 all processes and the spread of the per-process medians, and renders the results.
 """
@@ -33,14 +35,22 @@ MODE_TITLES = {"stream": "streaming (one IV, messages continue the counter)",
                "msg_iv": "per-message IV (set_iv before each message; IV bytes 0, 5, 10 kept)",
                "fresh_iv": "fresh IV per message (bytes 0, 5, 10 change: FACE tables rebuilt)",
                "gcm_seal": "GCM seal per record (new 12-byte TLS nonce, 13-byte AAD, 16-byte "
-                           "tag)"}
-# What `--what` picks: the CTR benchmarks, or the AES-GCM seal benchmarks.
-WHAT = ("ctr", "gcm")
+                           "tag)",
+               "ghash": "GHASH alone (AAD only, AES-128: per message a new nonce, the bytes "
+                        "as AAD, the 16-byte tag; ct-* hash the data and the length block, no "
+                        "AES)"}
+# What `--what` picks: the CTR benchmarks, the AES-GCM seal benchmarks, GHASH alone; and
+# what the program runs when not told.
+WHAT = ("ctr", "gcm", "ghash")
+DEFAULT_WHAT = ("ctr", "gcm")
 AEAD_MODE = "gcm_seal"
+GHASH_MODE = "ghash"
+GHASH_KEY = 128  # the KEYBITS of every IMPL/ghash/KEYBITS/SIZE
 AEAD_SIZES = (64, 256, 1420, 4096, 16384)
 AEAD_KEYS = (128, 256)
 AEAD_MAX_SIZE = 65536 - 16
-PEER_PREFIXES = ("openssl", "ipsec-mb", "libgcrypt", "boringssl")
+# ct-: the constant-time GHASHs in C that the ghash table compares the set's hash with
+PEER_PREFIXES = ("openssl", "ipsec-mb", "libgcrypt", "boringssl", "ct-")
 
 
 @dataclass(frozen=True)
@@ -53,7 +63,7 @@ class BenchPlan:
     min_time: float
     warmup: float
     first_sizes: tuple[int, ...] = FIRST_SIZES
-    what: tuple[str, ...] = WHAT
+    what: tuple[str, ...] = DEFAULT_WHAT
     aead_sizes: tuple[int, ...] = AEAD_SIZES
 
 
@@ -258,14 +268,29 @@ def aead_table(summary: dict[str, dict], bits: int, sizes: tuple[int, ...],
     """AES-GCM seal: rows implementations, columns record sizes, cells TSC ticks per byte
     (median) ± half the spread; in markdown also the lowest and highest per-process
     median. Empty when nothing ran at this key size."""
+    return _size_table(summary, AEAD_MODE, bits, sizes, f"AES-{bits}-GCM seal",
+                       f"AES-{bits}-GCM", markdown)
+
+
+def ghash_table(summary: dict[str, dict], sizes: tuple[int, ...],
+                markdown: bool = False) -> str:
+    """GHASH alone: rows implementations, columns message (AAD) sizes, cells as in
+    aead_table. Empty when no ghash benchmark ran."""
+    return _size_table(summary, GHASH_MODE, GHASH_KEY, sizes, "GHASH",
+                       f"AES-{GHASH_KEY}-GCM", markdown)
+
+
+def _size_table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...],
+                head_label: str, md_label: str, markdown: bool) -> str:
+    """The table of one mode and key size whose columns are sizes (gcm_seal, ghash)."""
     rows = [(impl, {r["size"]: r for r in summary.values()
-                    if r["impl"] == impl and r["mode"] == AEAD_MODE and r["key_bits"] == bits})
+                    if r["impl"] == impl and r["mode"] == mode and r["key_bits"] == bits})
             for impl in impl_order(summary)]
     rows = [(i, cells) for i, cells in rows if cells]
     if not rows:
         return ""
     if markdown:
-        out = [f"**AES-{bits}-GCM, {MODE_TITLES[AEAD_MODE]}** — TSC ticks per byte, median "
+        out = [f"**{md_label}, {MODE_TITLES[mode]}** — TSC ticks per byte, median "
                f"of all repetitions, ± half {spread_note(summary)} [lowest..highest "
                f"per-process median]", "",
                "| implementation | " + " | ".join(f"{s} B" for s in sizes) + " |",
@@ -284,8 +309,7 @@ def aead_table(summary: dict[str, dict], bits: int, sizes: tuple[int, ...],
                 vals.append(cell)
             out.append(f"| {impl} | " + " | ".join(vals) + " |")
         return "\n".join(out) + "\n"
-    head = f"{'AES-' + str(bits) + '-GCM seal':<22}" + "".join(f"{str(s) + ' B':>16}"
-                                                              for s in sizes)
+    head = f"{head_label:<22}" + "".join(f"{str(s) + ' B':>16}" for s in sizes)
     out = [head, "-" * len(head)]
     for impl, cells in rows:
         line = f"{impl:<22}"
@@ -332,6 +356,7 @@ FAMILY_COLOURS = {"aesni": "tab:blue", "vaes256": "tab:orange", "vaes512": "tab:
                   "gfni128": "tab:olive", "gfni256": "tab:green", "gfni512": "tab:purple"}
 PEER_STYLES = {"openssl": ("black", "s"), "openssl-noaesni": ("dimgray", "v"),
                "openssl-noaesni-gcm": ("dimgray", "v"),
+               "ct-1bit": ("indigo", "x"), "ct-holes": ("teal", "x"),
                "ipsec-mb-sse": ("tab:cyan", "^"), "ipsec-mb-avx2": ("tab:brown", "^"),
                "ipsec-mb-avx512": ("tab:pink", "^"), "libgcrypt": ("darkgoldenrod", "D"),
                "boringssl": ("slategray", "P")}
@@ -340,8 +365,9 @@ FACE_STYLES = {"none": ":", "r1": "--", "r2": "-"}
 
 def _style(impl: str) -> dict:
     """Colour by method, line style by FACE level; peers grey-ish with their own markers
-    (the same for a peer's CTR and GCM rows: `openssl` and `openssl-gcm`)."""
-    peer = impl.removesuffix("-gcm")
+    (the same for a peer's CTR, GCM and GHASH rows: `openssl`, `openssl-gcm`,
+    `openssl-ghash`)."""
+    peer = impl.removesuffix("-gcm").removesuffix("-ghash")
     if peer in PEER_STYLES:
         colour, marker = PEER_STYLES[peer]
         return {"color": colour, "marker": marker, "linestyle": "-.", "linewidth": 1.5}
@@ -355,8 +381,8 @@ def plot(summary: dict[str, dict], path: Path, bits: int, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    modes = [m for m in (*MODES, AEAD_MODE) if any(r["mode"] == m and r["key_bits"] == bits
-                                                   for r in summary.values())]
+    modes = [m for m in (*MODES, AEAD_MODE, GHASH_MODE)
+             if any(r["mode"] == m and r["key_bits"] == bits for r in summary.values())]
     if not modes:
         return
     fig, axes = plt.subplots(1, len(modes), figsize=(5.5 * len(modes) + 2.5, 5.5),
@@ -371,8 +397,8 @@ def plot(summary: dict[str, dict], path: Path, bits: int, title: str) -> None:
         ax.set_yscale("log")
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("TSC ticks per byte (lower is better)")
-        ax.set_title(f"AES-{bits}{'-GCM' if mode == AEAD_MODE else ''}: "
-                     f"{MODE_TITLES[mode].split(' (')[0]}", fontsize=10)
+        cipher = f"AES-{bits}-GCM" if mode in (AEAD_MODE, GHASH_MODE) else f"AES-{bits}"
+        ax.set_title(f"{cipher}: {MODE_TITLES[mode].split(' (')[0]}", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
     handles, labels = [], []
     for ax in axes[0]:  # every panel's lines: the GCM panel has peers of its own

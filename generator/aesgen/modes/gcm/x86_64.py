@@ -740,7 +740,7 @@ class Body:
         stitched with the GHASH of ciphertext in memory when ``hashed``; with ``once``,
         one batch and out."""
         a, b, v = self.a, self.b, self.v
-        lanes, width = self.k.lanes, wide.width
+        lanes = self.k.lanes
         step = 16 * self.k.batch * lanes
 
         def hash_batch() -> None:

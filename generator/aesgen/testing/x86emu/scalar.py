@@ -497,6 +497,37 @@ for _name in ("shl", "shr", "sar", "rol", "ror", "sal"):
         HANDLERS[_name + _sfx] = _h_shift(base, _b)
 
 
+def _h_shrd(d: Decoder):
+    """shrdq $n, src, dst: dst = dst >> n with src's low n bits shifted in from the top
+    (n 1..63, an immediate: what the kernels use). Flags as SHR's of dst (CF the last bit
+    out); OF is defined only for n = 1, as the sign change."""
+    ops = d.ops
+    d.need(len(ops) == 3 and ops[0].kind == "imm", "shrd $imm, src, dst expected")
+    src, dst = ops[1], ops[2]
+    d.need(src.kind == "reg" and src.cls == "g" and src.bits == 64 and dst.bits == 64,
+           "64-bit registers expected")
+    c = ops[0].value & 63
+    g, gs, s = d.gget(dst, 64), d.gget(src, 64), d.gset(dst, 64)
+
+    def bind(m, nxt):
+        get, gsrc, put, FL = g(m), gs(m), s(m), m.FL
+
+        def run():
+            if c == 0:
+                return nxt
+            a = get()
+            r = ((a >> c) | (gsrc() << (64 - c))) & M64
+            FL[0] = (F_SHR, r, a, c, 64, 0)
+            put(r)
+            return nxt
+        return run
+    return bind
+
+
+HANDLERS["shrd"] = _h_shrd
+HANDLERS["shrdq"] = _h_shrd
+
+
 def _h_cmov(cc, bits):
     cond = CONDITIONS[cc]
 

@@ -319,6 +319,73 @@ for _pre in ("p", "vp"):
     HANDLERS[f"{_pre}unpckhdq"] = _vec_binary(lambda W: _unpck("h", 32, 8 * W))
     HANDLERS[f"{_pre}unpcklbw"] = _vec_binary(lambda W: _unpck("l", 8, 8 * W))
     HANDLERS[f"{_pre}unpckhbw"] = _vec_binary(lambda W: _unpck("h", 8, 8 * W))
+    HANDLERS[f"{_pre}unpcklwd"] = _vec_binary(lambda W: _unpck("l", 16, 8 * W))
+    HANDLERS[f"{_pre}unpckhwd"] = _vec_binary(lambda W: _unpck("h", 16, 8 * W))
+
+
+def _vpermd(W):
+    """VPERMD dest, index, table: dword i of dest = the table's dword (index dword i) mod
+    the dwords a register holds (across lanes)."""
+    n = W // 4
+
+    def f(idx, table):
+        v = 0
+        for i in range(n):
+            sel = ((idx >> (32 * i)) & 0xFFFFFFFF) % n
+            v |= ((table >> (32 * sel)) & 0xFFFFFFFF) << (32 * i)
+        return v
+    return f
+
+
+HANDLERS["vpermd"] = _vec_binary(_vpermd)
+
+
+def _h_pmovzxbq(d: Decoder):
+    """vpmovzxbq src, dest: qword i of dest = byte i of src (zero-extended); src is an xmm
+    register (its low bytes) or W / 8 bytes of memory."""
+    d.need(len(d.ops) == 2)
+    src, dst = d.ops
+    W = _vwidth(d, dst)
+    n = W // 8
+    g = d.vget(src, 16 if src.kind == "reg" else n)
+    s = d.vset(dst, W, False, 64)
+
+    def bind(m, nxt):
+        get, put = g(m), s(m)
+
+        def run():
+            x = get()
+            put(sum(((x >> (8 * i)) & 0xFF) << (64 * i) for i in range(n)))
+            return nxt
+        return run
+    return bind
+
+
+HANDLERS["vpmovzxbq"] = _h_pmovzxbq
+
+
+def _h_pblendvb(d: Decoder):
+    """vpblendvb mask, src2, src1, dest (AT&T): byte i of dest = byte i of src2 where the
+    mask's byte i has its top bit set, else of src1."""
+    d.need(len(d.ops) == 4)
+    mask, src2, src1, dst = d.ops
+    W = _vwidth(d, dst)
+    gm, g2, g1 = d.vget(mask, W), d.vget(src2, W), d.vget(src1, W)
+    s = d.vset(dst, W, False, 8)
+
+    def bind(m, nxt):
+        getm, get2, get1, put = gm(m), g2(m), g1(m), s(m)
+
+        def run():
+            k = getm()
+            sel = sum(0xFF << (8 * i) for i in range(W) if (k >> (8 * i + 7)) & 1)
+            put((get2() & sel) | (get1() & ~sel & WMASK[W]))
+            return nxt
+        return run
+    return bind
+
+
+HANDLERS["vpblendvb"] = _h_pblendvb
 
 
 def _palignr(W, k):
