@@ -183,11 +183,24 @@ def test_native_choice_refuses_a_cpu_without_aes_or_gfni():
     ("znver4", ("GenuineIntel", 6, 85), "vaes256-face-r2"),            # zmm_slow list
     ("alderlake", None, "vaes256-face-r2"),
     ("x86-64-v2", None, "aesni-face-r2"),
-    ("no-aesni", None, "gfni256-face-r2"),
+    ("no-aesni", None, "gfni512-face-r2"),
 ])
 def test_fastest_kernel_by_priority(preset, cpu, expected):
     kernel, _ = fastest_variant(all_presets()[preset], cpu)
     assert kernel == expected
+
+
+def test_a_preset_fits_without_its_optional_features():
+    """no-aesni's AVX-512 is optional: a GFNI and AVX2 CPU without AES-NI still gets the
+    preset, and its fastest kernel is one it can run (gfni256, not gfni512)."""
+    p = all_presets()["no-aesni"]
+    host = set(p.features)
+    assert p.optional_features and not set(p.optional_features) <= host
+    preset, why = choose_native_preset(host, cpu=("GenuineIntel", 6, 190))
+    assert preset.name == "no-aesni", why
+    assert fastest_variant(preset, None, host=host)[0] == "gfni256-face-r2"
+    assert fastest_variant(preset, None, host=host | set(p.optional_features))[0] == \
+        "gfni512-face-r2"
 
 
 def test_priority_list_names_every_kernel_a_preset_can_have():

@@ -24,6 +24,15 @@ const aesgen_kernel aesgen_kernels[] = {
     {"gfni256-face-r2", "gfni", "r2", 1,
      AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_GFNI,
      4480, aesgen_gfni256_face_r2_init, aesgen_gfni256_face_r2_set_iv, aesgen_gfni256_face_r2_xor_stream, aesgen_gfni256_face_r2_wipe},
+    {"gfni512-face-none", "gfni", "none", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_GFNI | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL,
+     384, aesgen_gfni512_face_none_init, aesgen_gfni512_face_none_set_iv, aesgen_gfni512_face_none_xor_stream, aesgen_gfni512_face_none_wipe},
+    {"gfni512-face-r1", "gfni", "r1", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_GFNI | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL,
+     4480, aesgen_gfni512_face_r1_init, aesgen_gfni512_face_r1_set_iv, aesgen_gfni512_face_r1_xor_stream, aesgen_gfni512_face_r1_wipe},
+    {"gfni512-face-r2", "gfni", "r2", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_GFNI | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL,
+     4480, aesgen_gfni512_face_r2_init, aesgen_gfni512_face_r2_set_iv, aesgen_gfni512_face_r2_xor_stream, aesgen_gfni512_face_r2_wipe},
     {"table-face-none", "table", "none", 0,
      0,
      384, aesgen_table_face_none_init, aesgen_table_face_none_set_iv, aesgen_table_face_none_xor_stream, aesgen_table_face_none_wipe},
@@ -45,7 +54,7 @@ const aesgen_kernel aesgen_kernels[] = {
 };
 
 const size_t aesgen_kernel_count = sizeof(aesgen_kernels) / sizeof(aesgen_kernels[0]);
-static const unsigned char aesgen_kernel_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const unsigned char aesgen_kernel_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0 };
 const unsigned aesgen_key_bits_supported = 7u;
 
 #if defined(__x86_64__)
@@ -153,7 +162,7 @@ static int aesgen_zmm_lowers_clock(void)
 #endif
 
 /* The order targets/kernel_priority.toml gives, restricted to this set's kernels. */
-static const unsigned char aesgen_priority[] = { 5, 4, 3, 2, 1, 0, 11, 10, 9, 8, 7, 6 };
+static const unsigned char aesgen_priority[] = { 8, 7, 6, 5, 4, 3, 2, 1, 0, 14, 13, 12, 11, 10, 9 };
 
 const aesgen_kernel *aesgen_best_kernel(void)
 {
@@ -210,6 +219,24 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_gfni256_gcm_r2_init, aesgen_gfni256_gcm_r2_seal, aesgen_gfni256_gcm_r2_open, aesgen_gfni256_gcm_r2_start, aesgen_gfni256_gcm_r2_aad,
      aesgen_gfni256_gcm_r2_encrypt, aesgen_gfni256_gcm_r2_decrypt, aesgen_gfni256_gcm_r2_finish_seal, aesgen_gfni256_gcm_r2_finish_open,
      aesgen_gfni256_gcm_r2_wipe},
+    {"gfni512-gcm-none", "gcm", "gfni", "none", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_BMI2 | AESGEN_CPU_GFNI | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL, 9024,
+     1, SIZE_MAX, 4, 16,
+     aesgen_gfni512_gcm_none_init, aesgen_gfni512_gcm_none_seal, aesgen_gfni512_gcm_none_open, aesgen_gfni512_gcm_none_start, aesgen_gfni512_gcm_none_aad,
+     aesgen_gfni512_gcm_none_encrypt, aesgen_gfni512_gcm_none_decrypt, aesgen_gfni512_gcm_none_finish_seal, aesgen_gfni512_gcm_none_finish_open,
+     aesgen_gfni512_gcm_none_wipe},
+    {"gfni512-gcm-r1", "gcm", "gfni", "r1", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_BMI2 | AESGEN_CPU_GFNI | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL, 13248,
+     1, SIZE_MAX, 4, 16,
+     aesgen_gfni512_gcm_r1_init, aesgen_gfni512_gcm_r1_seal, aesgen_gfni512_gcm_r1_open, aesgen_gfni512_gcm_r1_start, aesgen_gfni512_gcm_r1_aad,
+     aesgen_gfni512_gcm_r1_encrypt, aesgen_gfni512_gcm_r1_decrypt, aesgen_gfni512_gcm_r1_finish_seal, aesgen_gfni512_gcm_r1_finish_open,
+     aesgen_gfni512_gcm_r1_wipe},
+    {"gfni512-gcm-r2", "gcm", "gfni", "r2", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_BMI2 | AESGEN_CPU_GFNI | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL, 13248,
+     1, SIZE_MAX, 4, 16,
+     aesgen_gfni512_gcm_r2_init, aesgen_gfni512_gcm_r2_seal, aesgen_gfni512_gcm_r2_open, aesgen_gfni512_gcm_r2_start, aesgen_gfni512_gcm_r2_aad,
+     aesgen_gfni512_gcm_r2_encrypt, aesgen_gfni512_gcm_r2_decrypt, aesgen_gfni512_gcm_r2_finish_seal, aesgen_gfni512_gcm_r2_finish_open,
+     aesgen_gfni512_gcm_r2_wipe},
     {"bitsliced256-gcm-none", "gcm", "bitsliced", "none", 1,
      AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_GFNI, 14464,
      1, SIZE_MAX, 4, 16,
@@ -230,9 +257,9 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_bitsliced256_gcm_r2_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 5, 4, 3, 2, 1, 0, 8, 7, 6 };
+static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 5, 4, 3, 2, 1, 0, 11, 10, 9 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

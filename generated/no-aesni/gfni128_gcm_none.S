@@ -2,7 +2,7 @@
  *
  * aesgen 0.1.0, preset no-aesni: kernel "gfni128-gcm-none"
  *   AES-GCM (NIST SP 800-38D), method gfni,
- *   FACE level none, 5 blocks per batch, AVX encoding,
+ *   FACE level none, 8 blocks per batch, AVX encoding,
  *   key sizes 128, 192, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
@@ -16105,7 +16105,7 @@ aesgen_gfni128_gcm_none_wipe:
 	.size	aesgen_gfni128_gcm_none_wipe, .-aesgen_gfni128_gcm_none_wipe
 
 
-# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 5 registers of blocks and one reduction a loop.
+# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 # Called by seal and encrypt after their checks; not exported.
 # Requires: AVX, AVX2, GFNI
 	.text
@@ -16576,10 +16576,10 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	je	.Laesgen_gfni128_gcm_none_encrypt_data_data192
 .Laesgen_gfni128_gcm_none_encrypt_data_data256:
 	vmovdqa	8768(%rdi), %xmm1
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_encrypt_data_small256
 .Laesgen_gfni128_gcm_none_encrypt_data_first256:
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_encrypt_data_first_done256
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
@@ -16590,562 +16590,892 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm7
-	vpxor	%xmm7, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	16(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	32(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	48(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	64(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	80(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	96(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	112(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	128(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	144(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	160(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	176(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	192(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	208(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	224(%rdi), %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	208(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	224(%rdi), %xmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm2
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm4
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm5
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -17156,19 +17486,28 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vmovdqu	%xmm5, 48(%rcx)
 	vpxor	64(%rsi), %xmm6, %xmm6
 	vmovdqu	%xmm6, 64(%rcx)
-	addq	$80, %rsi
-	addq	$80, %rcx
-	subq	$80, %rdx
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_none_encrypt_data_first_done256
 .Laesgen_gfni128_gcm_none_encrypt_data_first_done256:
 .Laesgen_gfni128_gcm_none_encrypt_data_top256:
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_encrypt_data_drain256
-	vmovdqu	-80(%rcx), %xmm2
-	vinserti128	$1, -16(%rcx), %ymm2, %ymm2
-	vmovdqu	-64(%rcx), %xmm3
-	vmovdqu	-48(%rcx), %xmm4
-	vmovdqu	-32(%rcx), %xmm5
+	vmovdqu	-128(%rcx), %xmm2
+	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
+	vmovdqu	-112(%rcx), %xmm3
+	vinserti128	$1, -48(%rcx), %ymm3, %ymm3
+	vmovdqu	-96(%rcx), %xmm4
+	vinserti128	$1, -32(%rcx), %ymm4, %ymm4
+	vmovdqu	-80(%rcx), %xmm5
+	vinserti128	$1, -16(%rcx), %ymm5, %ymm5
 	vpunpcklbw	%ymm3, %ymm2, %ymm6
 	vpunpcklbw	%ymm5, %ymm4, %ymm7
 	vpunpckhbw	%ymm3, %ymm2, %ymm2
@@ -17198,170 +17537,158 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpsllq	%xmm3, %ymm6, %ymm5
 	vpsrlq	%xmm7, %ymm6, %ymm6
 	vpor	%ymm6, %ymm5, %ymm5
-	vpsllq	%xmm3, %ymm2, %ymm6
+	vpsllq	%xmm3, %ymm2, %ymm3
 	vpsrlq	%xmm7, %ymm2, %ymm2
-	vpor	%ymm2, %ymm6, %ymm6
+	vpor	%ymm2, %ymm3, %ymm3
 	vpbroadcastq	8448(%rdi), %ymm2
-	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm9
-	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm10
-	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm11
+	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm6
+	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm7
+	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm9
 	vgf2p8affineqb	$0, 352(%rdi), %ymm2, %ymm2
-	vpbroadcastq	8456(%rdi), %ymm12
-	vgf2p8affineqb	$0, 384(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 416(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 448(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 480(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8464(%rdi), %ymm12
-	vgf2p8affineqb	$0, 512(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 544(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 576(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 608(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8472(%rdi), %ymm12
-	vgf2p8affineqb	$0, 640(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 672(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 704(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 736(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8480(%rdi), %ymm12
-	vgf2p8affineqb	$0, 768(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 800(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 832(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 864(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8488(%rdi), %ymm12
-	vgf2p8affineqb	$0, 896(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 928(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 960(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 992(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8496(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1024(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1056(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1088(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1120(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8504(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1152(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1184(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1216(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1248(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8512(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1280(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1312(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1344(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1376(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8520(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1408(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1440(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1472(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1504(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8528(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1536(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1568(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1600(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1632(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8536(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1664(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1696(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1728(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1760(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8544(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1792(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1824(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1856(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1888(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8552(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1920(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1952(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1984(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2016(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8560(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2048(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2080(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2112(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2144(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8568(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2176(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2208(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2240(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2272(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm11, %ymm11
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpbroadcastq	.Laesgen_gfni128_gcm_none_encrypt_data_slots5(%rip), %ymm4
-	vpsllq	%xmm3, %ymm4, %ymm3
-	vpsrlq	%xmm7, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vmovdqu	8448(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm9, %ymm4, %ymm9
-	vmovdqu	8480(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm10, %ymm4, %ymm10
-	vmovdqu	8512(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm11, %ymm4, %ymm11
-	vmovdqu	8544(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm2, %ymm4, %ymm2
-	vmovdqu	%ymm9, 8448(%rdi)
-	vmovdqu	%ymm10, 8480(%rdi)
-	vmovdqu	%ymm11, 8512(%rdi)
+	vpbroadcastq	8456(%rdi), %ymm10
+	vgf2p8affineqb	$0, 384(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 416(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 448(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 480(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8464(%rdi), %ymm10
+	vgf2p8affineqb	$0, 512(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 544(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 576(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 608(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8472(%rdi), %ymm10
+	vgf2p8affineqb	$0, 640(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 672(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 704(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 736(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8480(%rdi), %ymm10
+	vgf2p8affineqb	$0, 768(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 800(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 832(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 864(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8488(%rdi), %ymm10
+	vgf2p8affineqb	$0, 896(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 928(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 960(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 992(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8496(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1024(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1056(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1088(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1120(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8504(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1152(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1184(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1216(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1248(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8512(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1280(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1312(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1344(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1376(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8520(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1408(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1440(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1472(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1504(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8528(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1536(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1568(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1600(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1632(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8536(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1664(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1696(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1728(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1760(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8544(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1792(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1888(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8552(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1920(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2016(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8560(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2048(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2144(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8568(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2176(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2272(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 8448(%rdi)
+	vmovdqu	%ymm7, 8480(%rdi)
+	vmovdqu	%ymm9, 8512(%rdi)
 	vmovdqu	%ymm2, 8544(%rdi)
-	addq	$5, 8576(%rdi)
+	addq	$8, 8576(%rdi)
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
@@ -17371,562 +17698,892 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm7
-	vpxor	%xmm7, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	16(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	32(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	48(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	64(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	80(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	96(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	112(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	128(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	144(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	160(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	176(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	192(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	208(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	224(%rdi), %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	208(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	224(%rdi), %xmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm2
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm4
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm5
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -17937,16 +18594,25 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vmovdqu	%xmm5, 48(%rcx)
 	vpxor	64(%rsi), %xmm6, %xmm6
 	vmovdqu	%xmm6, 64(%rcx)
-	addq	$80, %rsi
-	addq	$80, %rcx
-	subq	$80, %rdx
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_none_encrypt_data_top256
 .Laesgen_gfni128_gcm_none_encrypt_data_drain256:
-	vmovdqu	-80(%rcx), %xmm2
-	vinserti128	$1, -16(%rcx), %ymm2, %ymm2
-	vmovdqu	-64(%rcx), %xmm3
-	vmovdqu	-48(%rcx), %xmm4
-	vmovdqu	-32(%rcx), %xmm5
+	vmovdqu	-128(%rcx), %xmm2
+	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
+	vmovdqu	-112(%rcx), %xmm3
+	vinserti128	$1, -48(%rcx), %ymm3, %ymm3
+	vmovdqu	-96(%rcx), %xmm4
+	vinserti128	$1, -32(%rcx), %ymm4, %ymm4
+	vmovdqu	-80(%rcx), %xmm5
+	vinserti128	$1, -16(%rcx), %ymm5, %ymm5
 	vpunpcklbw	%ymm3, %ymm2, %ymm6
 	vpunpcklbw	%ymm5, %ymm4, %ymm7
 	vpunpckhbw	%ymm3, %ymm2, %ymm2
@@ -17976,170 +18642,158 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpsllq	%xmm3, %ymm6, %ymm5
 	vpsrlq	%xmm7, %ymm6, %ymm6
 	vpor	%ymm6, %ymm5, %ymm5
-	vpsllq	%xmm3, %ymm2, %ymm6
+	vpsllq	%xmm3, %ymm2, %ymm3
 	vpsrlq	%xmm7, %ymm2, %ymm2
-	vpor	%ymm2, %ymm6, %ymm6
+	vpor	%ymm2, %ymm3, %ymm3
 	vpbroadcastq	8448(%rdi), %ymm2
-	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm9
-	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm10
-	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm11
+	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm6
+	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm7
+	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm9
 	vgf2p8affineqb	$0, 352(%rdi), %ymm2, %ymm2
-	vpbroadcastq	8456(%rdi), %ymm12
-	vgf2p8affineqb	$0, 384(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 416(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 448(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 480(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8464(%rdi), %ymm12
-	vgf2p8affineqb	$0, 512(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 544(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 576(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 608(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8472(%rdi), %ymm12
-	vgf2p8affineqb	$0, 640(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 672(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 704(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 736(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8480(%rdi), %ymm12
-	vgf2p8affineqb	$0, 768(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 800(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 832(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 864(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8488(%rdi), %ymm12
-	vgf2p8affineqb	$0, 896(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 928(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 960(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 992(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8496(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1024(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1056(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1088(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1120(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8504(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1152(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1184(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1216(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1248(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8512(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1280(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1312(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1344(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1376(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8520(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1408(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1440(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1472(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1504(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8528(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1536(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1568(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1600(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1632(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8536(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1664(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1696(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1728(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1760(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8544(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1792(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1824(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1856(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1888(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8552(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1920(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1952(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1984(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2016(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8560(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2048(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2080(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2112(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2144(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8568(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2176(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2208(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2240(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2272(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm11, %ymm11
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpbroadcastq	.Laesgen_gfni128_gcm_none_encrypt_data_slots5(%rip), %ymm4
-	vpsllq	%xmm3, %ymm4, %ymm3
-	vpsrlq	%xmm7, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vmovdqu	8448(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm9, %ymm4, %ymm9
-	vmovdqu	8480(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm10, %ymm4, %ymm10
-	vmovdqu	8512(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm11, %ymm4, %ymm11
-	vmovdqu	8544(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm2, %ymm4, %ymm2
-	vmovdqu	%ymm9, 8448(%rdi)
-	vmovdqu	%ymm10, 8480(%rdi)
-	vmovdqu	%ymm11, 8512(%rdi)
+	vpbroadcastq	8456(%rdi), %ymm10
+	vgf2p8affineqb	$0, 384(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 416(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 448(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 480(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8464(%rdi), %ymm10
+	vgf2p8affineqb	$0, 512(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 544(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 576(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 608(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8472(%rdi), %ymm10
+	vgf2p8affineqb	$0, 640(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 672(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 704(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 736(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8480(%rdi), %ymm10
+	vgf2p8affineqb	$0, 768(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 800(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 832(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 864(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8488(%rdi), %ymm10
+	vgf2p8affineqb	$0, 896(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 928(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 960(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 992(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8496(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1024(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1056(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1088(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1120(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8504(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1152(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1184(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1216(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1248(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8512(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1280(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1312(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1344(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1376(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8520(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1408(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1440(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1472(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1504(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8528(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1536(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1568(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1600(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1632(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8536(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1664(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1696(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1728(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1760(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8544(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1792(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1888(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8552(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1920(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2016(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8560(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2048(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2144(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8568(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2176(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2272(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 8448(%rdi)
+	vmovdqu	%ymm7, 8480(%rdi)
+	vmovdqu	%ymm9, 8512(%rdi)
 	vmovdqu	%ymm2, 8544(%rdi)
-	addq	$5, 8576(%rdi)
+	addq	$8, 8576(%rdi)
 .Laesgen_gfni128_gcm_none_encrypt_data_small256:
 .Laesgen_gfni128_gcm_none_encrypt_data_again4_256:
 	cmpq	$64, %rdx
@@ -19319,10 +19973,10 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_none_encrypt_data_saved
 .Laesgen_gfni128_gcm_none_encrypt_data_data128:
 	vmovdqa	8768(%rdi), %xmm1
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_encrypt_data_small128
 .Laesgen_gfni128_gcm_none_encrypt_data_first128:
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_encrypt_data_first_done128
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
@@ -19333,398 +19987,632 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm7
-	vpxor	%xmm7, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	16(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	32(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	48(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	64(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	80(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	96(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	112(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	128(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	144(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	160(%rdi), %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm2
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm4
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm5
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -19735,19 +20623,28 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vmovdqu	%xmm5, 48(%rcx)
 	vpxor	64(%rsi), %xmm6, %xmm6
 	vmovdqu	%xmm6, 64(%rcx)
-	addq	$80, %rsi
-	addq	$80, %rcx
-	subq	$80, %rdx
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_none_encrypt_data_first_done128
 .Laesgen_gfni128_gcm_none_encrypt_data_first_done128:
 .Laesgen_gfni128_gcm_none_encrypt_data_top128:
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_encrypt_data_drain128
-	vmovdqu	-80(%rcx), %xmm2
-	vinserti128	$1, -16(%rcx), %ymm2, %ymm2
-	vmovdqu	-64(%rcx), %xmm3
-	vmovdqu	-48(%rcx), %xmm4
-	vmovdqu	-32(%rcx), %xmm5
+	vmovdqu	-128(%rcx), %xmm2
+	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
+	vmovdqu	-112(%rcx), %xmm3
+	vinserti128	$1, -48(%rcx), %ymm3, %ymm3
+	vmovdqu	-96(%rcx), %xmm4
+	vinserti128	$1, -32(%rcx), %ymm4, %ymm4
+	vmovdqu	-80(%rcx), %xmm5
+	vinserti128	$1, -16(%rcx), %ymm5, %ymm5
 	vpunpcklbw	%ymm3, %ymm2, %ymm6
 	vpunpcklbw	%ymm5, %ymm4, %ymm7
 	vpunpckhbw	%ymm3, %ymm2, %ymm2
@@ -19777,170 +20674,158 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpsllq	%xmm3, %ymm6, %ymm5
 	vpsrlq	%xmm7, %ymm6, %ymm6
 	vpor	%ymm6, %ymm5, %ymm5
-	vpsllq	%xmm3, %ymm2, %ymm6
+	vpsllq	%xmm3, %ymm2, %ymm3
 	vpsrlq	%xmm7, %ymm2, %ymm2
-	vpor	%ymm2, %ymm6, %ymm6
+	vpor	%ymm2, %ymm3, %ymm3
 	vpbroadcastq	8448(%rdi), %ymm2
-	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm9
-	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm10
-	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm11
+	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm6
+	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm7
+	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm9
 	vgf2p8affineqb	$0, 352(%rdi), %ymm2, %ymm2
-	vpbroadcastq	8456(%rdi), %ymm12
-	vgf2p8affineqb	$0, 384(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 416(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 448(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 480(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8464(%rdi), %ymm12
-	vgf2p8affineqb	$0, 512(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 544(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 576(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 608(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8472(%rdi), %ymm12
-	vgf2p8affineqb	$0, 640(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 672(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 704(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 736(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8480(%rdi), %ymm12
-	vgf2p8affineqb	$0, 768(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 800(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 832(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 864(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8488(%rdi), %ymm12
-	vgf2p8affineqb	$0, 896(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 928(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 960(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 992(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8496(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1024(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1056(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1088(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1120(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8504(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1152(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1184(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1216(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1248(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8512(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1280(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1312(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1344(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1376(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8520(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1408(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1440(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1472(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1504(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8528(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1536(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1568(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1600(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1632(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8536(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1664(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1696(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1728(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1760(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8544(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1792(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1824(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1856(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1888(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8552(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1920(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1952(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1984(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2016(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8560(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2048(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2080(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2112(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2144(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8568(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2176(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2208(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2240(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2272(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm11, %ymm11
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpbroadcastq	.Laesgen_gfni128_gcm_none_encrypt_data_slots5(%rip), %ymm4
-	vpsllq	%xmm3, %ymm4, %ymm3
-	vpsrlq	%xmm7, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vmovdqu	8448(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm9, %ymm4, %ymm9
-	vmovdqu	8480(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm10, %ymm4, %ymm10
-	vmovdqu	8512(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm11, %ymm4, %ymm11
-	vmovdqu	8544(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm2, %ymm4, %ymm2
-	vmovdqu	%ymm9, 8448(%rdi)
-	vmovdqu	%ymm10, 8480(%rdi)
-	vmovdqu	%ymm11, 8512(%rdi)
+	vpbroadcastq	8456(%rdi), %ymm10
+	vgf2p8affineqb	$0, 384(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 416(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 448(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 480(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8464(%rdi), %ymm10
+	vgf2p8affineqb	$0, 512(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 544(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 576(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 608(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8472(%rdi), %ymm10
+	vgf2p8affineqb	$0, 640(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 672(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 704(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 736(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8480(%rdi), %ymm10
+	vgf2p8affineqb	$0, 768(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 800(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 832(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 864(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8488(%rdi), %ymm10
+	vgf2p8affineqb	$0, 896(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 928(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 960(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 992(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8496(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1024(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1056(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1088(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1120(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8504(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1152(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1184(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1216(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1248(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8512(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1280(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1312(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1344(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1376(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8520(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1408(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1440(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1472(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1504(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8528(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1536(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1568(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1600(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1632(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8536(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1664(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1696(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1728(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1760(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8544(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1792(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1888(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8552(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1920(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2016(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8560(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2048(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2144(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8568(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2176(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2272(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 8448(%rdi)
+	vmovdqu	%ymm7, 8480(%rdi)
+	vmovdqu	%ymm9, 8512(%rdi)
 	vmovdqu	%ymm2, 8544(%rdi)
-	addq	$5, 8576(%rdi)
+	addq	$8, 8576(%rdi)
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
@@ -19950,398 +20835,632 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm7
-	vpxor	%xmm7, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	16(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	32(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	48(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	64(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	80(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	96(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	112(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	128(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	144(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	160(%rdi), %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm2
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm4
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm5
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -20352,16 +21471,25 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vmovdqu	%xmm5, 48(%rcx)
 	vpxor	64(%rsi), %xmm6, %xmm6
 	vmovdqu	%xmm6, 64(%rcx)
-	addq	$80, %rsi
-	addq	$80, %rcx
-	subq	$80, %rdx
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_none_encrypt_data_top128
 .Laesgen_gfni128_gcm_none_encrypt_data_drain128:
-	vmovdqu	-80(%rcx), %xmm2
-	vinserti128	$1, -16(%rcx), %ymm2, %ymm2
-	vmovdqu	-64(%rcx), %xmm3
-	vmovdqu	-48(%rcx), %xmm4
-	vmovdqu	-32(%rcx), %xmm5
+	vmovdqu	-128(%rcx), %xmm2
+	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
+	vmovdqu	-112(%rcx), %xmm3
+	vinserti128	$1, -48(%rcx), %ymm3, %ymm3
+	vmovdqu	-96(%rcx), %xmm4
+	vinserti128	$1, -32(%rcx), %ymm4, %ymm4
+	vmovdqu	-80(%rcx), %xmm5
+	vinserti128	$1, -16(%rcx), %ymm5, %ymm5
 	vpunpcklbw	%ymm3, %ymm2, %ymm6
 	vpunpcklbw	%ymm5, %ymm4, %ymm7
 	vpunpckhbw	%ymm3, %ymm2, %ymm2
@@ -20391,170 +21519,158 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpsllq	%xmm3, %ymm6, %ymm5
 	vpsrlq	%xmm7, %ymm6, %ymm6
 	vpor	%ymm6, %ymm5, %ymm5
-	vpsllq	%xmm3, %ymm2, %ymm6
+	vpsllq	%xmm3, %ymm2, %ymm3
 	vpsrlq	%xmm7, %ymm2, %ymm2
-	vpor	%ymm2, %ymm6, %ymm6
+	vpor	%ymm2, %ymm3, %ymm3
 	vpbroadcastq	8448(%rdi), %ymm2
-	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm9
-	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm10
-	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm11
+	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm6
+	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm7
+	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm9
 	vgf2p8affineqb	$0, 352(%rdi), %ymm2, %ymm2
-	vpbroadcastq	8456(%rdi), %ymm12
-	vgf2p8affineqb	$0, 384(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 416(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 448(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 480(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8464(%rdi), %ymm12
-	vgf2p8affineqb	$0, 512(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 544(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 576(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 608(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8472(%rdi), %ymm12
-	vgf2p8affineqb	$0, 640(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 672(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 704(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 736(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8480(%rdi), %ymm12
-	vgf2p8affineqb	$0, 768(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 800(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 832(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 864(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8488(%rdi), %ymm12
-	vgf2p8affineqb	$0, 896(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 928(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 960(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 992(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8496(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1024(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1056(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1088(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1120(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8504(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1152(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1184(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1216(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1248(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8512(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1280(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1312(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1344(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1376(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8520(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1408(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1440(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1472(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1504(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8528(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1536(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1568(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1600(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1632(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8536(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1664(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1696(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1728(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1760(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8544(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1792(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1824(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1856(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1888(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8552(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1920(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1952(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1984(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2016(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8560(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2048(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2080(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2112(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2144(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8568(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2176(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2208(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2240(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2272(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm11, %ymm11
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpbroadcastq	.Laesgen_gfni128_gcm_none_encrypt_data_slots5(%rip), %ymm4
-	vpsllq	%xmm3, %ymm4, %ymm3
-	vpsrlq	%xmm7, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vmovdqu	8448(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm9, %ymm4, %ymm9
-	vmovdqu	8480(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm10, %ymm4, %ymm10
-	vmovdqu	8512(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm11, %ymm4, %ymm11
-	vmovdqu	8544(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm2, %ymm4, %ymm2
-	vmovdqu	%ymm9, 8448(%rdi)
-	vmovdqu	%ymm10, 8480(%rdi)
-	vmovdqu	%ymm11, 8512(%rdi)
+	vpbroadcastq	8456(%rdi), %ymm10
+	vgf2p8affineqb	$0, 384(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 416(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 448(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 480(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8464(%rdi), %ymm10
+	vgf2p8affineqb	$0, 512(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 544(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 576(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 608(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8472(%rdi), %ymm10
+	vgf2p8affineqb	$0, 640(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 672(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 704(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 736(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8480(%rdi), %ymm10
+	vgf2p8affineqb	$0, 768(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 800(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 832(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 864(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8488(%rdi), %ymm10
+	vgf2p8affineqb	$0, 896(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 928(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 960(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 992(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8496(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1024(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1056(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1088(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1120(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8504(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1152(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1184(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1216(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1248(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8512(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1280(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1312(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1344(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1376(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8520(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1408(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1440(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1472(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1504(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8528(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1536(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1568(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1600(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1632(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8536(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1664(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1696(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1728(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1760(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8544(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1792(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1888(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8552(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1920(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2016(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8560(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2048(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2144(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8568(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2176(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2272(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 8448(%rdi)
+	vmovdqu	%ymm7, 8480(%rdi)
+	vmovdqu	%ymm9, 8512(%rdi)
 	vmovdqu	%ymm2, 8544(%rdi)
-	addq	$5, 8576(%rdi)
+	addq	$8, 8576(%rdi)
 .Laesgen_gfni128_gcm_none_encrypt_data_small128:
 .Laesgen_gfni128_gcm_none_encrypt_data_again4_128:
 	cmpq	$64, %rdx
@@ -21530,10 +22646,10 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_none_encrypt_data_saved
 .Laesgen_gfni128_gcm_none_encrypt_data_data192:
 	vmovdqa	8768(%rdi), %xmm1
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_encrypt_data_small192
 .Laesgen_gfni128_gcm_none_encrypt_data_first192:
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_encrypt_data_first_done192
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
@@ -21544,475 +22660,754 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm7
-	vpxor	%xmm7, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	16(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	32(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	48(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	64(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	80(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	96(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	112(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	128(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	144(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	160(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	176(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	192(%rdi), %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -22023,19 +23418,28 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vmovdqu	%xmm5, 48(%rcx)
 	vpxor	64(%rsi), %xmm6, %xmm6
 	vmovdqu	%xmm6, 64(%rcx)
-	addq	$80, %rsi
-	addq	$80, %rcx
-	subq	$80, %rdx
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_none_encrypt_data_first_done192
 .Laesgen_gfni128_gcm_none_encrypt_data_first_done192:
 .Laesgen_gfni128_gcm_none_encrypt_data_top192:
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_encrypt_data_drain192
-	vmovdqu	-80(%rcx), %xmm2
-	vinserti128	$1, -16(%rcx), %ymm2, %ymm2
-	vmovdqu	-64(%rcx), %xmm3
-	vmovdqu	-48(%rcx), %xmm4
-	vmovdqu	-32(%rcx), %xmm5
+	vmovdqu	-128(%rcx), %xmm2
+	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
+	vmovdqu	-112(%rcx), %xmm3
+	vinserti128	$1, -48(%rcx), %ymm3, %ymm3
+	vmovdqu	-96(%rcx), %xmm4
+	vinserti128	$1, -32(%rcx), %ymm4, %ymm4
+	vmovdqu	-80(%rcx), %xmm5
+	vinserti128	$1, -16(%rcx), %ymm5, %ymm5
 	vpunpcklbw	%ymm3, %ymm2, %ymm6
 	vpunpcklbw	%ymm5, %ymm4, %ymm7
 	vpunpckhbw	%ymm3, %ymm2, %ymm2
@@ -22065,170 +23469,158 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpsllq	%xmm3, %ymm6, %ymm5
 	vpsrlq	%xmm7, %ymm6, %ymm6
 	vpor	%ymm6, %ymm5, %ymm5
-	vpsllq	%xmm3, %ymm2, %ymm6
+	vpsllq	%xmm3, %ymm2, %ymm3
 	vpsrlq	%xmm7, %ymm2, %ymm2
-	vpor	%ymm2, %ymm6, %ymm6
+	vpor	%ymm2, %ymm3, %ymm3
 	vpbroadcastq	8448(%rdi), %ymm2
-	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm9
-	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm10
-	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm11
+	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm6
+	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm7
+	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm9
 	vgf2p8affineqb	$0, 352(%rdi), %ymm2, %ymm2
-	vpbroadcastq	8456(%rdi), %ymm12
-	vgf2p8affineqb	$0, 384(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 416(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 448(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 480(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8464(%rdi), %ymm12
-	vgf2p8affineqb	$0, 512(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 544(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 576(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 608(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8472(%rdi), %ymm12
-	vgf2p8affineqb	$0, 640(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 672(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 704(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 736(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8480(%rdi), %ymm12
-	vgf2p8affineqb	$0, 768(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 800(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 832(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 864(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8488(%rdi), %ymm12
-	vgf2p8affineqb	$0, 896(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 928(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 960(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 992(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8496(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1024(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1056(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1088(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1120(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8504(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1152(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1184(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1216(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1248(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8512(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1280(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1312(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1344(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1376(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8520(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1408(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1440(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1472(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1504(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8528(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1536(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1568(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1600(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1632(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8536(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1664(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1696(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1728(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1760(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8544(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1792(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1824(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1856(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1888(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8552(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1920(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1952(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1984(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2016(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8560(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2048(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2080(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2112(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2144(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8568(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2176(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2208(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2240(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2272(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm11, %ymm11
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpbroadcastq	.Laesgen_gfni128_gcm_none_encrypt_data_slots5(%rip), %ymm4
-	vpsllq	%xmm3, %ymm4, %ymm3
-	vpsrlq	%xmm7, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vmovdqu	8448(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm9, %ymm4, %ymm9
-	vmovdqu	8480(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm10, %ymm4, %ymm10
-	vmovdqu	8512(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm11, %ymm4, %ymm11
-	vmovdqu	8544(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm2, %ymm4, %ymm2
-	vmovdqu	%ymm9, 8448(%rdi)
-	vmovdqu	%ymm10, 8480(%rdi)
-	vmovdqu	%ymm11, 8512(%rdi)
+	vpbroadcastq	8456(%rdi), %ymm10
+	vgf2p8affineqb	$0, 384(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 416(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 448(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 480(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8464(%rdi), %ymm10
+	vgf2p8affineqb	$0, 512(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 544(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 576(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 608(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8472(%rdi), %ymm10
+	vgf2p8affineqb	$0, 640(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 672(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 704(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 736(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8480(%rdi), %ymm10
+	vgf2p8affineqb	$0, 768(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 800(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 832(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 864(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8488(%rdi), %ymm10
+	vgf2p8affineqb	$0, 896(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 928(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 960(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 992(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8496(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1024(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1056(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1088(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1120(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8504(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1152(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1184(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1216(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1248(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8512(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1280(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1312(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1344(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1376(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8520(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1408(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1440(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1472(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1504(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8528(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1536(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1568(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1600(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1632(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8536(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1664(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1696(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1728(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1760(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8544(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1792(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1888(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8552(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1920(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2016(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8560(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2048(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2144(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8568(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2176(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2272(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 8448(%rdi)
+	vmovdqu	%ymm7, 8480(%rdi)
+	vmovdqu	%ymm9, 8512(%rdi)
 	vmovdqu	%ymm2, 8544(%rdi)
-	addq	$5, 8576(%rdi)
+	addq	$8, 8576(%rdi)
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm3, %xmm3
@@ -22238,475 +23630,754 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm7
-	vpxor	%xmm7, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	16(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	32(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	48(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	64(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	80(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	96(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	112(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	128(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	144(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	160(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	176(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	192(%rdi), %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_gfni128_gcm_none_encrypt_data_step1x8(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -22717,16 +24388,25 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vmovdqu	%xmm5, 48(%rcx)
 	vpxor	64(%rsi), %xmm6, %xmm6
 	vmovdqu	%xmm6, 64(%rcx)
-	addq	$80, %rsi
-	addq	$80, %rcx
-	subq	$80, %rdx
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_none_encrypt_data_top192
 .Laesgen_gfni128_gcm_none_encrypt_data_drain192:
-	vmovdqu	-80(%rcx), %xmm2
-	vinserti128	$1, -16(%rcx), %ymm2, %ymm2
-	vmovdqu	-64(%rcx), %xmm3
-	vmovdqu	-48(%rcx), %xmm4
-	vmovdqu	-32(%rcx), %xmm5
+	vmovdqu	-128(%rcx), %xmm2
+	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
+	vmovdqu	-112(%rcx), %xmm3
+	vinserti128	$1, -48(%rcx), %ymm3, %ymm3
+	vmovdqu	-96(%rcx), %xmm4
+	vinserti128	$1, -32(%rcx), %ymm4, %ymm4
+	vmovdqu	-80(%rcx), %xmm5
+	vinserti128	$1, -16(%rcx), %ymm5, %ymm5
 	vpunpcklbw	%ymm3, %ymm2, %ymm6
 	vpunpcklbw	%ymm5, %ymm4, %ymm7
 	vpunpckhbw	%ymm3, %ymm2, %ymm2
@@ -22756,170 +24436,158 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	vpsllq	%xmm3, %ymm6, %ymm5
 	vpsrlq	%xmm7, %ymm6, %ymm6
 	vpor	%ymm6, %ymm5, %ymm5
-	vpsllq	%xmm3, %ymm2, %ymm6
+	vpsllq	%xmm3, %ymm2, %ymm3
 	vpsrlq	%xmm7, %ymm2, %ymm2
-	vpor	%ymm2, %ymm6, %ymm6
+	vpor	%ymm2, %ymm3, %ymm3
 	vpbroadcastq	8448(%rdi), %ymm2
-	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm9
-	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm10
-	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm11
+	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm6
+	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm7
+	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm9
 	vgf2p8affineqb	$0, 352(%rdi), %ymm2, %ymm2
-	vpbroadcastq	8456(%rdi), %ymm12
-	vgf2p8affineqb	$0, 384(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 416(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 448(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 480(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8464(%rdi), %ymm12
-	vgf2p8affineqb	$0, 512(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 544(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 576(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 608(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8472(%rdi), %ymm12
-	vgf2p8affineqb	$0, 640(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 672(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 704(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 736(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8480(%rdi), %ymm12
-	vgf2p8affineqb	$0, 768(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 800(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 832(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 864(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8488(%rdi), %ymm12
-	vgf2p8affineqb	$0, 896(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 928(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 960(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 992(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8496(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1024(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1056(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1088(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1120(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8504(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1152(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1184(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1216(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1248(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8512(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1280(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1312(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1344(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1376(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8520(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1408(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1440(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1472(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1504(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8528(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1536(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1568(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1600(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1632(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8536(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1664(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1696(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1728(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1760(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8544(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1792(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1824(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1856(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1888(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8552(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1920(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1952(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1984(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2016(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8560(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2048(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2080(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2112(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2144(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8568(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2176(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2208(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2240(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2272(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm11, %ymm11
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpbroadcastq	.Laesgen_gfni128_gcm_none_encrypt_data_slots5(%rip), %ymm4
-	vpsllq	%xmm3, %ymm4, %ymm3
-	vpsrlq	%xmm7, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vmovdqu	8448(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm9, %ymm4, %ymm9
-	vmovdqu	8480(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm10, %ymm4, %ymm10
-	vmovdqu	8512(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm11, %ymm4, %ymm11
-	vmovdqu	8544(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm2, %ymm4, %ymm2
-	vmovdqu	%ymm9, 8448(%rdi)
-	vmovdqu	%ymm10, 8480(%rdi)
-	vmovdqu	%ymm11, 8512(%rdi)
+	vpbroadcastq	8456(%rdi), %ymm10
+	vgf2p8affineqb	$0, 384(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 416(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 448(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 480(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8464(%rdi), %ymm10
+	vgf2p8affineqb	$0, 512(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 544(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 576(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 608(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8472(%rdi), %ymm10
+	vgf2p8affineqb	$0, 640(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 672(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 704(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 736(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8480(%rdi), %ymm10
+	vgf2p8affineqb	$0, 768(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 800(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 832(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 864(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8488(%rdi), %ymm10
+	vgf2p8affineqb	$0, 896(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 928(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 960(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 992(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8496(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1024(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1056(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1088(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1120(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8504(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1152(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1184(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1216(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1248(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8512(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1280(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1312(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1344(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1376(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8520(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1408(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1440(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1472(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1504(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8528(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1536(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1568(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1600(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1632(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8536(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1664(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1696(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1728(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1760(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8544(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1792(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1888(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8552(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1920(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2016(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8560(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2048(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2144(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8568(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2176(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2272(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 8448(%rdi)
+	vmovdqu	%ymm7, 8480(%rdi)
+	vmovdqu	%ymm9, 8512(%rdi)
 	vmovdqu	%ymm2, 8544(%rdi)
-	addq	$5, 8576(%rdi)
+	addq	$8, 8576(%rdi)
 .Laesgen_gfni128_gcm_none_encrypt_data_small192:
 .Laesgen_gfni128_gcm_none_encrypt_data_again4_192:
 	cmpq	$64, %rdx
@@ -24019,6 +25687,15 @@ aesgen_gfni128_gcm_none_encrypt_data:
 .Laesgen_gfni128_gcm_none_encrypt_data_step1x5:
 	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
+.Laesgen_gfni128_gcm_none_encrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_gfni128_gcm_none_encrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_gfni128_gcm_none_encrypt_data_step1x8:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
 .Laesgen_gfni128_gcm_none_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.p2align	4
@@ -24050,14 +25727,11 @@ aesgen_gfni128_gcm_none_encrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
 	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	3
-.Laesgen_gfni128_gcm_none_encrypt_data_slots5:
-	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00
-	.p2align	3
 .Laesgen_gfni128_gcm_none_encrypt_data_slots4:
 	.byte	0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00
 
 
-# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 5 registers of blocks and one reduction a loop.
+# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 # Called by open and decrypt after their checks; not exported.
 # Requires: AVX, AVX2, GFNI
 	.text
@@ -24528,16 +26202,19 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	je	.Laesgen_gfni128_gcm_none_decrypt_data_data192
 .Laesgen_gfni128_gcm_none_decrypt_data_data256:
 	vmovdqa	8768(%rdi), %xmm1
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_decrypt_data_small256
 .Laesgen_gfni128_gcm_none_decrypt_data_top256:
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_decrypt_data_drain256
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
+	vinserti128	$1, 80(%rsi), %ymm3, %ymm3
 	vmovdqu	32(%rsi), %xmm4
+	vinserti128	$1, 96(%rsi), %ymm4, %ymm4
 	vmovdqu	48(%rsi), %xmm5
+	vinserti128	$1, 112(%rsi), %ymm5, %ymm5
 	vpunpcklbw	%ymm3, %ymm2, %ymm6
 	vpunpcklbw	%ymm5, %ymm4, %ymm7
 	vpunpckhbw	%ymm3, %ymm2, %ymm2
@@ -24567,170 +26244,158 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	vpsllq	%xmm3, %ymm6, %ymm5
 	vpsrlq	%xmm7, %ymm6, %ymm6
 	vpor	%ymm6, %ymm5, %ymm5
-	vpsllq	%xmm3, %ymm2, %ymm6
+	vpsllq	%xmm3, %ymm2, %ymm3
 	vpsrlq	%xmm7, %ymm2, %ymm2
-	vpor	%ymm2, %ymm6, %ymm6
+	vpor	%ymm2, %ymm3, %ymm3
 	vpbroadcastq	8448(%rdi), %ymm2
-	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm9
-	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm10
-	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm11
+	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm6
+	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm7
+	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm9
 	vgf2p8affineqb	$0, 352(%rdi), %ymm2, %ymm2
-	vpbroadcastq	8456(%rdi), %ymm12
-	vgf2p8affineqb	$0, 384(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 416(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 448(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 480(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8464(%rdi), %ymm12
-	vgf2p8affineqb	$0, 512(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 544(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 576(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 608(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8472(%rdi), %ymm12
-	vgf2p8affineqb	$0, 640(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 672(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 704(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 736(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8480(%rdi), %ymm12
-	vgf2p8affineqb	$0, 768(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 800(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 832(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 864(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8488(%rdi), %ymm12
-	vgf2p8affineqb	$0, 896(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 928(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 960(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 992(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8496(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1024(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1056(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1088(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1120(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8504(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1152(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1184(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1216(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1248(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8512(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1280(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1312(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1344(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1376(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8520(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1408(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1440(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1472(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1504(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8528(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1536(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1568(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1600(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1632(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8536(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1664(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1696(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1728(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1760(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8544(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1792(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1824(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1856(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1888(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8552(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1920(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1952(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1984(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2016(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8560(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2048(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2080(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2112(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2144(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8568(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2176(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2208(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2240(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2272(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm11, %ymm11
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpbroadcastq	.Laesgen_gfni128_gcm_none_decrypt_data_slots5(%rip), %ymm4
-	vpsllq	%xmm3, %ymm4, %ymm3
-	vpsrlq	%xmm7, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vmovdqu	8448(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm9, %ymm4, %ymm9
-	vmovdqu	8480(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm10, %ymm4, %ymm10
-	vmovdqu	8512(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm11, %ymm4, %ymm11
-	vmovdqu	8544(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm2, %ymm4, %ymm2
-	vmovdqu	%ymm9, 8448(%rdi)
-	vmovdqu	%ymm10, 8480(%rdi)
-	vmovdqu	%ymm11, 8512(%rdi)
+	vpbroadcastq	8456(%rdi), %ymm10
+	vgf2p8affineqb	$0, 384(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 416(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 448(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 480(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8464(%rdi), %ymm10
+	vgf2p8affineqb	$0, 512(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 544(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 576(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 608(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8472(%rdi), %ymm10
+	vgf2p8affineqb	$0, 640(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 672(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 704(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 736(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8480(%rdi), %ymm10
+	vgf2p8affineqb	$0, 768(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 800(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 832(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 864(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8488(%rdi), %ymm10
+	vgf2p8affineqb	$0, 896(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 928(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 960(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 992(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8496(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1024(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1056(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1088(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1120(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8504(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1152(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1184(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1216(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1248(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8512(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1280(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1312(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1344(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1376(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8520(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1408(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1440(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1472(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1504(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8528(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1536(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1568(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1600(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1632(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8536(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1664(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1696(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1728(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1760(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8544(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1792(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1888(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8552(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1920(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2016(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8560(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2048(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2144(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8568(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2176(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2272(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 8448(%rdi)
+	vmovdqu	%ymm7, 8480(%rdi)
+	vmovdqu	%ymm9, 8512(%rdi)
 	vmovdqu	%ymm2, 8544(%rdi)
-	addq	$5, 8576(%rdi)
+	addq	$8, 8576(%rdi)
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
@@ -24740,562 +26405,892 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm7
-	vpxor	%xmm7, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	16(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	32(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	48(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	64(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	80(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	96(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	112(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	128(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	144(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	160(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	176(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	192(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	208(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	224(%rdi), %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x8(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	208(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	224(%rdi), %xmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm2
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm4
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm5
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -25306,9 +27301,15 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	vmovdqu	%xmm5, 48(%rcx)
 	vpxor	64(%rsi), %xmm6, %xmm6
 	vmovdqu	%xmm6, 64(%rcx)
-	addq	$80, %rsi
-	addq	$80, %rcx
-	subq	$80, %rdx
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_none_decrypt_data_top256
 .Laesgen_gfni128_gcm_none_decrypt_data_drain256:
 .Laesgen_gfni128_gcm_none_decrypt_data_small256:
@@ -26490,16 +28491,19 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_none_decrypt_data_saved
 .Laesgen_gfni128_gcm_none_decrypt_data_data128:
 	vmovdqa	8768(%rdi), %xmm1
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_decrypt_data_small128
 .Laesgen_gfni128_gcm_none_decrypt_data_top128:
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_decrypt_data_drain128
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
+	vinserti128	$1, 80(%rsi), %ymm3, %ymm3
 	vmovdqu	32(%rsi), %xmm4
+	vinserti128	$1, 96(%rsi), %ymm4, %ymm4
 	vmovdqu	48(%rsi), %xmm5
+	vinserti128	$1, 112(%rsi), %ymm5, %ymm5
 	vpunpcklbw	%ymm3, %ymm2, %ymm6
 	vpunpcklbw	%ymm5, %ymm4, %ymm7
 	vpunpckhbw	%ymm3, %ymm2, %ymm2
@@ -26529,170 +28533,158 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	vpsllq	%xmm3, %ymm6, %ymm5
 	vpsrlq	%xmm7, %ymm6, %ymm6
 	vpor	%ymm6, %ymm5, %ymm5
-	vpsllq	%xmm3, %ymm2, %ymm6
+	vpsllq	%xmm3, %ymm2, %ymm3
 	vpsrlq	%xmm7, %ymm2, %ymm2
-	vpor	%ymm2, %ymm6, %ymm6
+	vpor	%ymm2, %ymm3, %ymm3
 	vpbroadcastq	8448(%rdi), %ymm2
-	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm9
-	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm10
-	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm11
+	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm6
+	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm7
+	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm9
 	vgf2p8affineqb	$0, 352(%rdi), %ymm2, %ymm2
-	vpbroadcastq	8456(%rdi), %ymm12
-	vgf2p8affineqb	$0, 384(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 416(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 448(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 480(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8464(%rdi), %ymm12
-	vgf2p8affineqb	$0, 512(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 544(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 576(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 608(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8472(%rdi), %ymm12
-	vgf2p8affineqb	$0, 640(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 672(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 704(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 736(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8480(%rdi), %ymm12
-	vgf2p8affineqb	$0, 768(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 800(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 832(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 864(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8488(%rdi), %ymm12
-	vgf2p8affineqb	$0, 896(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 928(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 960(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 992(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8496(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1024(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1056(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1088(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1120(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8504(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1152(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1184(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1216(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1248(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8512(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1280(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1312(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1344(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1376(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8520(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1408(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1440(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1472(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1504(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8528(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1536(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1568(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1600(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1632(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8536(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1664(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1696(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1728(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1760(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8544(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1792(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1824(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1856(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1888(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8552(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1920(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1952(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1984(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2016(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8560(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2048(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2080(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2112(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2144(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8568(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2176(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2208(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2240(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2272(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm11, %ymm11
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpbroadcastq	.Laesgen_gfni128_gcm_none_decrypt_data_slots5(%rip), %ymm4
-	vpsllq	%xmm3, %ymm4, %ymm3
-	vpsrlq	%xmm7, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vmovdqu	8448(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm9, %ymm4, %ymm9
-	vmovdqu	8480(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm10, %ymm4, %ymm10
-	vmovdqu	8512(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm11, %ymm4, %ymm11
-	vmovdqu	8544(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm2, %ymm4, %ymm2
-	vmovdqu	%ymm9, 8448(%rdi)
-	vmovdqu	%ymm10, 8480(%rdi)
-	vmovdqu	%ymm11, 8512(%rdi)
+	vpbroadcastq	8456(%rdi), %ymm10
+	vgf2p8affineqb	$0, 384(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 416(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 448(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 480(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8464(%rdi), %ymm10
+	vgf2p8affineqb	$0, 512(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 544(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 576(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 608(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8472(%rdi), %ymm10
+	vgf2p8affineqb	$0, 640(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 672(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 704(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 736(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8480(%rdi), %ymm10
+	vgf2p8affineqb	$0, 768(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 800(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 832(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 864(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8488(%rdi), %ymm10
+	vgf2p8affineqb	$0, 896(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 928(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 960(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 992(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8496(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1024(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1056(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1088(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1120(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8504(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1152(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1184(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1216(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1248(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8512(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1280(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1312(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1344(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1376(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8520(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1408(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1440(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1472(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1504(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8528(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1536(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1568(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1600(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1632(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8536(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1664(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1696(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1728(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1760(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8544(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1792(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1888(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8552(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1920(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2016(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8560(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2048(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2144(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8568(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2176(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2272(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 8448(%rdi)
+	vmovdqu	%ymm7, 8480(%rdi)
+	vmovdqu	%ymm9, 8512(%rdi)
 	vmovdqu	%ymm2, 8544(%rdi)
-	addq	$5, 8576(%rdi)
+	addq	$8, 8576(%rdi)
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
@@ -26702,398 +28694,632 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm7
-	vpxor	%xmm7, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	16(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	32(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	48(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	64(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	80(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	96(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	112(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	128(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	144(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	160(%rdi), %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x8(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm2
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm4
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm5
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -27104,9 +29330,15 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	vmovdqu	%xmm5, 48(%rcx)
 	vpxor	64(%rsi), %xmm6, %xmm6
 	vmovdqu	%xmm6, 64(%rcx)
-	addq	$80, %rsi
-	addq	$80, %rcx
-	subq	$80, %rdx
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_none_decrypt_data_top128
 .Laesgen_gfni128_gcm_none_decrypt_data_drain128:
 .Laesgen_gfni128_gcm_none_decrypt_data_small128:
@@ -28084,16 +30316,19 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_none_decrypt_data_saved
 .Laesgen_gfni128_gcm_none_decrypt_data_data192:
 	vmovdqa	8768(%rdi), %xmm1
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_decrypt_data_small192
 .Laesgen_gfni128_gcm_none_decrypt_data_top192:
-	cmpq	$80, %rdx
+	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_none_decrypt_data_drain192
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
+	vinserti128	$1, 80(%rsi), %ymm3, %ymm3
 	vmovdqu	32(%rsi), %xmm4
+	vinserti128	$1, 96(%rsi), %ymm4, %ymm4
 	vmovdqu	48(%rsi), %xmm5
+	vinserti128	$1, 112(%rsi), %ymm5, %ymm5
 	vpunpcklbw	%ymm3, %ymm2, %ymm6
 	vpunpcklbw	%ymm5, %ymm4, %ymm7
 	vpunpckhbw	%ymm3, %ymm2, %ymm2
@@ -28123,170 +30358,158 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	vpsllq	%xmm3, %ymm6, %ymm5
 	vpsrlq	%xmm7, %ymm6, %ymm6
 	vpor	%ymm6, %ymm5, %ymm5
-	vpsllq	%xmm3, %ymm2, %ymm6
+	vpsllq	%xmm3, %ymm2, %ymm3
 	vpsrlq	%xmm7, %ymm2, %ymm2
-	vpor	%ymm2, %ymm6, %ymm6
+	vpor	%ymm2, %ymm3, %ymm3
 	vpbroadcastq	8448(%rdi), %ymm2
-	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm9
-	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm10
-	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm11
+	vgf2p8affineqb	$0, 256(%rdi), %ymm2, %ymm6
+	vgf2p8affineqb	$0, 288(%rdi), %ymm2, %ymm7
+	vgf2p8affineqb	$0, 320(%rdi), %ymm2, %ymm9
 	vgf2p8affineqb	$0, 352(%rdi), %ymm2, %ymm2
-	vpbroadcastq	8456(%rdi), %ymm12
-	vgf2p8affineqb	$0, 384(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 416(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 448(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 480(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8464(%rdi), %ymm12
-	vgf2p8affineqb	$0, 512(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 544(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 576(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 608(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8472(%rdi), %ymm12
-	vgf2p8affineqb	$0, 640(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 672(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 704(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 736(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8480(%rdi), %ymm12
-	vgf2p8affineqb	$0, 768(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 800(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 832(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 864(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8488(%rdi), %ymm12
-	vgf2p8affineqb	$0, 896(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 928(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 960(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 992(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8496(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1024(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1056(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1088(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1120(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8504(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1152(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1184(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1216(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1248(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8512(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1280(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1312(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1344(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1376(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8520(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1408(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1440(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1472(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1504(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8528(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1536(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1568(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1600(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1632(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8536(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1664(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1696(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1728(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1760(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8544(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1792(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1824(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1856(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 1888(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8552(%rdi), %ymm12
-	vgf2p8affineqb	$0, 1920(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 1952(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 1984(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2016(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8560(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2048(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2080(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2112(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2144(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpbroadcastq	8568(%rdi), %ymm12
-	vgf2p8affineqb	$0, 2176(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 2208(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 2240(%rdi), %ymm12, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vgf2p8affineqb	$0, 2272(%rdi), %ymm12, %ymm12
-	vpxor	%ymm12, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm11, %ymm11
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpbroadcastq	.Laesgen_gfni128_gcm_none_decrypt_data_slots5(%rip), %ymm4
-	vpsllq	%xmm3, %ymm4, %ymm3
-	vpsrlq	%xmm7, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vmovdqu	8448(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm9, %ymm4, %ymm9
-	vmovdqu	8480(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm10, %ymm4, %ymm10
-	vmovdqu	8512(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm11, %ymm4, %ymm11
-	vmovdqu	8544(%rdi), %ymm4
-	vpblendvb	%ymm3, %ymm2, %ymm4, %ymm2
-	vmovdqu	%ymm9, 8448(%rdi)
-	vmovdqu	%ymm10, 8480(%rdi)
-	vmovdqu	%ymm11, 8512(%rdi)
+	vpbroadcastq	8456(%rdi), %ymm10
+	vgf2p8affineqb	$0, 384(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 416(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 448(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 480(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8464(%rdi), %ymm10
+	vgf2p8affineqb	$0, 512(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 544(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 576(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 608(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8472(%rdi), %ymm10
+	vgf2p8affineqb	$0, 640(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 672(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 704(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 736(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8480(%rdi), %ymm10
+	vgf2p8affineqb	$0, 768(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 800(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 832(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 864(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8488(%rdi), %ymm10
+	vgf2p8affineqb	$0, 896(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 928(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 960(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 992(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8496(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1024(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1056(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1088(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1120(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8504(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1152(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1184(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1216(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1248(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8512(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1280(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1312(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1344(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1376(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8520(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1408(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1440(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1472(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1504(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8528(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1536(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1568(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1600(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1632(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8536(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1664(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1696(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1728(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1760(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8544(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1792(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 1888(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8552(%rdi), %ymm10
+	vgf2p8affineqb	$0, 1920(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 1952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 1984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2016(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8560(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2048(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2144(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpbroadcastq	8568(%rdi), %ymm10
+	vgf2p8affineqb	$0, 2176(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 2208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 2240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 2272(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm7, %ymm7
+	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 8448(%rdi)
+	vmovdqu	%ymm7, 8480(%rdi)
+	vmovdqu	%ymm9, 8512(%rdi)
 	vmovdqu	%ymm2, 8544(%rdi)
-	addq	$5, 8576(%rdi)
+	addq	$8, 8576(%rdi)
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x1(%rip), %xmm1, %xmm3
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm3, %xmm3
@@ -28296,475 +30519,754 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x4(%rip), %xmm1, %xmm6
 	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm7
-	vpxor	%xmm7, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	16(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	32(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	48(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	64(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	80(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	96(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	112(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	128(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	144(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	160(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	176(%rdi), %xmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm2
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm8, %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm8, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm4
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm8, %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm5
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm8, %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm8
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
-	vpxor	%xmm9, %xmm8, %xmm8
-	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm8, %xmm6
-	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm8, %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
-	vmovdqa	192(%rdi), %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x5(%rip), %xmm1, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x6(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x7(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_bswap128(%rip), %xmm9, %xmm9
+	vpaddd	.Laesgen_gfni128_gcm_none_decrypt_data_step1x8(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm4
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm6
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm7
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm8
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxor	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm8, %xmm8
+	vpxor	%xmm10, %xmm8, %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -28775,9 +31277,15 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	vmovdqu	%xmm5, 48(%rcx)
 	vpxor	64(%rsi), %xmm6, %xmm6
 	vmovdqu	%xmm6, 64(%rcx)
-	addq	$80, %rsi
-	addq	$80, %rcx
-	subq	$80, %rdx
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_none_decrypt_data_top192
 .Laesgen_gfni128_gcm_none_decrypt_data_drain192:
 .Laesgen_gfni128_gcm_none_decrypt_data_small192:
@@ -29864,9 +32372,6 @@ aesgen_gfni128_gcm_none_decrypt_data:
 .Laesgen_gfni128_gcm_none_decrypt_data_slice_permute:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
 	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
-	.p2align	3
-.Laesgen_gfni128_gcm_none_decrypt_data_slots5:
-	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni128_gcm_none_decrypt_data_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
@@ -29885,6 +32390,15 @@ aesgen_gfni128_gcm_none_decrypt_data:
 	.p2align	4
 .Laesgen_gfni128_gcm_none_decrypt_data_step1x5:
 	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_gfni128_gcm_none_decrypt_data_step1x6:
+	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_gfni128_gcm_none_decrypt_data_step1x7:
+	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_gfni128_gcm_none_decrypt_data_step1x8:
+	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni128_gcm_none_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300128:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00

@@ -192,7 +192,7 @@ def list_command() -> None:
 
         host, cpu, brand = _host()
         preset, why = choose_native_preset(host, cpu=cpu)
-        kernel, kwhy = fastest_variant(preset, cpu)
+        kernel, kwhy = fastest_variant(preset, cpu, host=host)
         click.echo(f"native: this CPU is {brand}" + (
             f" (vendor {cpu[0]}, family {cpu[1]}, model {cpu[2]})" if cpu else ""))
         click.echo(f"native: preset {why}")
@@ -233,7 +233,7 @@ def generate(cpu, methods, faces, keys, prefix, output, modes) -> None:
 
         host, cpu_id, _ = _host()
         preset, why = choose_native_preset(host, cpu=cpu_id)
-        kernel, kwhy = fastest_variant(preset, cpu_id)
+        kernel, kwhy = fastest_variant(preset, cpu_id, host=host)
         why += f"; fastest kernel here: {kernel} ({kwhy})"
     else:
         preset = find_preset(cpu)

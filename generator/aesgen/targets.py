@@ -35,6 +35,10 @@ class MethodChoice:
     doubling: str = ""
     # bit-sliced methods: the S-box's gate netlist (kernels/spec.py SBOX_NETLISTS)
     sbox: str = ""
+    # features beyond the preset's own that the variant's kernels need: some of the preset's
+    # optional_features (a CPU of the preset may lack them; the runtime choice passes over
+    # the kernels it cannot run)
+    needs: tuple[str, ...] = ()
 
 
 ROUND_KEYS = ("resident", "loaded")
@@ -68,7 +72,7 @@ def _method_choice(path: Path, variant: str, c: dict) -> MethodChoice:
         raise TargetError(f"{path.name}: [methods.{variant}] sbox is a choice of the "
                           f"bit-sliced methods; method {method} has none")
     return MethodChoice(variant, method, c.get("width", 128), encoding, c["interleave"],
-                        round_keys, doubling, sbox)
+                        round_keys, doubling, sbox, tuple(c.get("needs", ())))
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,13 @@ class Preset:
     gcm_zmm_batch: int = 4
     # the microarchitecture model (targets/uarch/<uarch>.toml) the generator's choices read
     uarch: str = ""
+    # features some CPUs of the preset have (not needed to pick it for a CPU): the methods
+    # that need them say so (MethodChoice.needs)
+    optional_features: tuple[str, ...] = ()
+
+    def features_of(self, choice: MethodChoice) -> tuple[str, ...]:
+        """What a CPU of this preset has when it runs that method's kernels."""
+        return self.features + choice.needs
 
     def model(self):
         """The preset's microarchitecture model (uarch.py)."""
@@ -139,7 +150,8 @@ def load_preset(path: Path) -> Preset:
     preset = Preset(d["name"], d["arch"], d["description"], tuple(d["features"]),
                     d["mca_cpu"], d["zmm_lowers_clock"], methods, path, _match(d.get("match")),
                     d.get("gcm", {}).get("multiply", "schoolbook"),
-                    d.get("gcm", {}).get("zmm_batch", 4), d.get("uarch", ""))
+                    d.get("gcm", {}).get("zmm_batch", 4), d.get("uarch", ""),
+                    tuple(d.get("optional_features", ())))
     if not preset.uarch:
         raise TargetError(f"{path.name}: no uarch (the microarchitecture model in "
                           "targets/uarch/ whose facts the generator's choices read)")
@@ -152,9 +164,14 @@ def load_preset(path: Path) -> Preset:
     if preset.name != path.stem:
         raise TargetError(f"{path.name}: name {preset.name!r} differs from the file name")
     known = load_features(preset.arch, path.parent)
-    unknown = [f for f in preset.features if f not in known]
+    unknown = [f for f in preset.features + preset.optional_features if f not in known]
     if unknown:
         raise TargetError(f"{path.name}: unknown features {unknown}")
+    for m in preset.methods:
+        stray = [f for f in m.needs if f not in preset.optional_features]
+        if stray:
+            raise TargetError(f"{path.name}: [methods.{m.variant}] needs {stray}, which are "
+                              f"not among the preset's optional_features")
     return preset
 
 
@@ -229,12 +246,14 @@ def choose_native_preset(host: set[str], root: Path = TARGETS,
 
 
 def fastest_variant(preset: Preset, cpu: tuple[str, int, int] | None,
-                    root: Path = TARGETS) -> tuple[str, str]:
-    """The kernel the priority list picks among the preset's kernels, and why."""
+                    root: Path = TARGETS, host: set[str] | None = None) -> tuple[str, str]:
+    """The kernel the priority list picks among the preset's kernels (those whose optional
+    features ``host`` has, when given), and why."""
     prio = load_priority(root)
     zmm_slow = preset.zmm_lowers_clock or bool(
         cpu and any(m.fits(*cpu) for m in prio.zmm_slow))
-    widths = {m.variant: m.width for m in preset.methods}
+    widths = {m.variant: m.width for m in preset.methods
+              if host is None or set(m.needs) <= host}
     for name in prio.order:
         variant = name.rsplit("-face-", 1)[0]
         if variant not in widths:

@@ -83,7 +83,8 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
             choice = req.preset.method(method)
             if choice is None:
                 raise ValueError(f"preset {req.preset.name} has no method {method!r}")
-            hash_engine = hash_engine_for(desc, choice.width, req.preset.features)
+            hash_engine = hash_engine_for(desc, choice.width,
+                                          req.preset.features_of(choice))
             if choice.method not in desc.methods or hash_engine is None:
                 continue
             encoding = encoding_for(desc, choice.width, choice.encoding)
@@ -202,6 +203,8 @@ def manifest_text(req: GenerateRequest, compiled: list[CompiledKernel],
         "preset": req.preset.name,
         "arch": req.preset.arch,
         "preset_features": list(req.preset.features),
+        **({"preset_optional_features": list(req.preset.optional_features)}
+           if req.preset.optional_features else {}),
         "mca_cpu": req.preset.mca_cpu,
         "uarch": req.preset.uarch,
         "key_bits": list(req.key_bits),

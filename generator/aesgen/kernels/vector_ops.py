@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Masked, Mem, Reg
 
-EVEX_ROWS = ("evx", "evy", "evxst", "z", "x", "y", "xst", "yst")
+EVEX_ROWS = ("evx", "evy", "evyv", "evxst", "z", "x", "y", "xst", "yst")
 
 # VPTERNLOGD truth-table immediates (A = destination's old value, B, C the sources):
 # the result bit is imm[(A << 2) | (B << 1) | C].

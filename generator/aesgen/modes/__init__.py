@@ -81,9 +81,11 @@ GCM = ModeDescriptor(
     needs=("PCLMULQDQ",),
     width_needs=((256, ("VPCLMULQDQ",)), (512, ("VPCLMULQDQ", "BMI2"))),
     # PCLMULQDQ on xmm beside a ymm cipher where the CPU has no VPCLMULQDQ; without a
-    # carry-less multiply, GHASH by GF2P8AFFINEQB on byte-sliced streams (ymm)
+    # carry-less multiply, GHASH by GF2P8AFFINEQB on byte-sliced streams (ymm; in EVEX
+    # forms beside a zmm cipher)
     hashes=(("clmul", ()), ("clmul-xmm", ((256, ("PCLMULQDQ",)),)),
-            ("bytesliced", ((128, ("GFNI", "AVX2")), (256, ("GFNI", "AVX2"))))),
+            ("bytesliced", ((128, ("GFNI", "AVX2")), (256, ("GFNI", "AVX2")),
+                            (512, ("GFNI", "AVX512F", "AVX512BW", "AVX512VL"))))),
     # the skeleton keeps to 16 registers and VEX forms on xmm and ymm; zmm is EVEX with 32
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),

@@ -1,5 +1,6 @@
 """GHASH without a carry-less multiply on x86-64: eight byte-sliced Horner streams times
-H^8 by GF2P8AFFINEQB on ymm (GFNI and AVX2, VEX encoding), constant time.
+H^8 by GF2P8AFFINEQB on ymm (GFNI and AVX2 in VEX forms; EVEX forms beside a zmm cipher,
+where the registers may be ymm16-31), constant time.
 
 The algebra, the layout and the Python model are in gf128/bytesliced.py; this is its
 lowering. The state lives in the context, not in registers: STREAMS (16 qwords, byte m of
@@ -58,6 +59,9 @@ class ByteSlicedHash:
         if v.sse:
             raise ValueError("the byte-sliced GHASH runs on ymm: VEX or EVEX encodings")
         self.b, self.v, self.f, self.a = b, v, f, b.asm
+        # the lane moves have other mnemonics in EVEX (AVX-512 VL) form
+        self.insert = "vinserti32x4" if v.evex else "vinserti128"
+        self.extract = "vextracti32x4" if v.evex else "vextracti128"
 
     # --- pieces ------------------------------------------------------------------------
     def _matrix(self, power: int, p: int, a: int) -> Mem:
@@ -95,7 +99,7 @@ class ByteSlicedHash:
                 else:
                     v.xor(y.view(128), y.view(128), y.view(128))   # VEX: the upper lane too
                 if m + 4 < n:
-                    b.emit("vinserti128", y, y, Mem(128, base=ptr, disp=disp + 16 * (m + 4)),
+                    b.emit(self.insert, y, y, Mem(128, base=ptr, disp=disp + 16 * (m + 4)),
                            Imm(1))
                 ys.append(y)
         return self._slice(ys)
@@ -187,7 +191,10 @@ class ByteSlicedHash:
                 for q in range(4):
                     s = b.vec(256)
                     v.load(s, self.f(state, 32 * q, 256), aligned=False)
-                    b.emit("vpblendvb", t[q], s, t[q], m)
+                    if v.evex:                            # t = m ? t : s, bit by bit
+                        v.ternary(t[q], m, s, 0xE2)
+                    else:
+                        b.emit("vpblendvb", t[q], s, t[q], m)
         with b.phase("load_store"):
             for q in range(4):
                 v.store(self.f(state, 32 * q, 256), t[q], aligned=False)
@@ -262,7 +269,7 @@ class ByteSlicedHash:
             else:
                 v.xor(acc, acc, g)
         hi = b.xmm()
-        b.emit("vextracti128", hi, acc, Imm(1))
+        b.emit(self.extract, hi, acc, Imm(1))
         out = b.xmm()
         v.xor(out, acc.view(128), hi)
         return out

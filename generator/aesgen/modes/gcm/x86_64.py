@@ -153,18 +153,19 @@ class GcmKernel:
         # the carry-less multiply's register width: the cipher's, or xmm beside a ymm
         # cipher where the CPU has PCLMULQDQ but not VPCLMULQDQ ("clmul-xmm")
         self.hash_width = 128 if spec.hash_engine == "clmul-xmm" else spec.width
-        # short records (short_record.py) hash by the powers of H in registers: clmul only
+        # short records (short_record.py) hash by the powers of H in registers, and the zmm
+        # data path ends a message in masked registers whose products join the last
+        # batch's before one reduction: both clmul only (the byte-sliced hash takes the
+        # 16-register path's tails: batches of 4, single blocks, a partial block)
         self.short_records = not self.sliced_hash
-        if self.sliced_hash and self.lanes == 4:
-            raise ValueError(f"{spec.name}: the byte-sliced GHASH runs beside xmm and ymm "
-                             f"kernels (every zmm CPU has VPCLMULQDQ)")
+        self.masked_tails = self.lanes == 4 and not self.sliced_hash
         # registers a batch: on zmm the preset's [gcm] zmm_batch (the spec's interleave);
-        # in 16 registers, BATCH less the temporaries the engine's rounds need (with the
-        # byte-sliced hash, blocks a multiple of its 8 streams where a batch passes 8)
+        # in 16 registers, BATCH less the temporaries the engine's rounds need; with the
+        # byte-sliced hash, whose state waits in the context, 8 blocks (its 8 streams)
         self.batch = (spec.interleave if self.lanes == 4
                       else BATCH - self.engine.ROUND_TEMPORARIES)
-        if self.sliced_hash and self.batch * self.lanes > 8 and self.batch * self.lanes % 8:
-            self.batch = 8 // self.lanes
+        if self.sliced_hash and not self.engine.grouped_batches and self.lanes < 4:
+            self.batch = 8 // self.lanes        # the rounds no longer share registers
         self.powers = self.batch * self.lanes     # one reduction per batch of registers
         # on zmm a one-shot message ends in one reduction over its last batch, its tail and
         # the length block (_tail_registers, _end_alone): up to twice a batch and one more
@@ -518,7 +519,7 @@ class Body:
         path takes a fifth argument, ``final``: the call holds the whole message (seal,
         open), so it leaves in HASH the GHASH of AAD, ciphertext and the length block."""
         names, values = ("rdi", "rsi", "rdx", "rcx"), (self.ctx, inp, length, out)
-        if self.k.lanes == 4:
+        if self.k.masked_tails:
             names, values = names + ("r8",), values + (Imm(1 if final else 0),)
         for name, value in zip(names, values):
             self.a.mov(gp(name), value)
@@ -857,7 +858,7 @@ class Body:
                          f"steady-{bits}", keys)
         b.bind(drain)
 
-        if lanes == 4:
+        if self.k.masked_tails:
             if not decrypt:
                 # the last batch's hash: beside the tail's AES rounds, as a loop iteration's
                 # is, and summed with the tail's products before their one reduction
@@ -1281,7 +1282,7 @@ class Body:
     def one_shot_tag(self) -> Reg | None:
         """After call_data(final=True): the full tag from HASH, which the zmm data path
         left as the whole GHASH; None elsewhere (finish computes it)."""
-        if self.k.lanes != 4:
+        if not self.k.masked_tails:
             return None
         tag = self.b.xmm()
         self.hash.load_block(tag, self.f("HASH"), aligned=True)
@@ -1421,13 +1422,13 @@ def build_data(k: GcmKernel, decrypt: bool) -> Function:
     entry points check lengths, then call it."""
     entry = DATA_PATH[decrypt]
     final = ("\nfinal = 1 (seal, open: the whole message) leaves in HASH the GHASH with the "
-             "length block." if k.lanes == 4 else "")
+             "length block." if k.masked_tails else "")
     g = k.body(entry, f"{entry}(ctx, in, len, out{', final' if final else ''}): out = in ^ "
                       f"keystream and the GHASH of the ciphertext over len bytes, {k.batch} "
                       f"registers of blocks and one reduction a loop.{final}\nCalled by "
                       f"{'open and decrypt' if decrypt else 'seal and encrypt'} after their "
                       f"checks; not exported.")
-    if k.lanes == 4:
+    if k.masked_tails:
         _, inp, length, out, final = g.args(5)
     else:
         (_, inp, length, out), final = g.args(4), None
