@@ -475,7 +475,11 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
                        min_time=0.05 if quick else 0.2, warmup=0.02 if quick else 0.1,
                        first_sizes=B.QUICK_FIRST_SIZES if quick else B.FIRST_SIZES,
                        what=what_list, aead_sizes=tuple(aead_size_list))
-    main_runs = B.run_processes(plan, out_dir, "main", "aesgen kernels and peers", processes)
+    try:
+        main_runs = B.run_processes(plan, out_dir, "main", "aesgen kernels and peers",
+                                    processes)
+    except B.NothingToRun as e:
+        raise UserError(str(e))
     runs = list(main_runs)
     if _child_has_work(what_list, name_filter, aead_size_list):
         runs += B.run_processes(plan, out_dir, "openssl-noaesni",

@@ -368,23 +368,12 @@ void Skip(const std::string &impl, const std::string &why) {
 
 void AddAesgenGcm(std::vector<GcmFactory> &factories) {
 #ifdef AESGEN_HAVE_AEAD
-  const uint64_t have = aesgen_cpu_features();
   std::vector<int> bits;
   for (int b : AesgenKeyBits())
     if (std::find(kPeerKeyBits.begin(), kPeerKeyBits.end(), b) != kPeerKeyBits.end())
       bits.push_back(b);
-  for (size_t i = 0; i < aesgen_aead_count; i++) {
+  for (size_t i : RunnableGcmAeads()) {
     const aesgen_aead &a = aesgen_aeads[i];
-    if (std::strcmp(a.mode, "gcm") != 0) continue;  // GCM-SIV, OTR: not a gcm_seal
-    if (const uint64_t missing = a.features & ~have) {
-      Skip(a.name, "needs" + AesgenFeatureNames(missing));
-      continue;
-    }
-    if (kNonceLen < a.nonce_min || kNonceLen > a.nonce_max || kTagLen < a.tag_min ||
-        kTagLen > a.tag_max) {
-      Skip(a.name, "does not take 12-byte nonces and 16-byte tags");
-      continue;
-    }
     factories.push_back({a.name, bits, [&a](int b) -> std::shared_ptr<GcmImpl> {
                            return std::make_shared<AesgenGcm>(a, b);
                          }});
@@ -600,6 +589,28 @@ std::vector<GcmTarget> RegisterGcm(const std::vector<size_t> &sizes,
 }
 
 void CheckGcmReference() { CheckReferenceAgainstSpec(); }
+
+std::vector<size_t> RunnableGcmAeads() {
+  std::vector<size_t> out;
+#ifdef AESGEN_HAVE_AEAD
+  const uint64_t have = aesgen_cpu_features();
+  for (size_t i = 0; i < aesgen_aead_count; i++) {
+    const aesgen_aead &a = aesgen_aeads[i];
+    if (std::strcmp(a.mode, "gcm") != 0) continue;  // GCM-SIV, OTR: not GCM
+    if (const uint64_t missing = a.features & ~have) {
+      Skip(a.name, "needs" + AesgenFeatureNames(missing));
+      continue;
+    }
+    if (kNonceLen < a.nonce_min || kNonceLen > a.nonce_max || kTagLen < a.tag_min ||
+        kTagLen > a.tag_max) {
+      Skip(a.name, "does not take 12-byte nonces and 16-byte tags");
+      continue;
+    }
+    out.push_back(i);
+  }
+#endif
+  return out;
+}
 
 void VerifyGcm(const std::vector<GcmTarget> &targets, const std::vector<size_t> &sizes) {
   if (targets.empty()) return;

@@ -49,6 +49,11 @@ void VerifyGcm(const std::vector<GcmTarget> &targets, const std::vector<size_t> 
 // specification's test vectors; aborts the program when it does not match them.
 void CheckGcmReference();
 
+// The indices in aesgen_aeads[] of the set's GCM kernels this process can time: mode
+// "gcm", every CPU feature they need present, 12-byte nonces and 16-byte tags accepted;
+// the others are named on stderr ("skip NAME: why"). Empty for a set without AEADs.
+std::vector<size_t> RunnableGcmAeads();
+
 // Google Benchmark context: library versions and what was loaded from where.
 void AddGcmContext();
 

@@ -376,23 +376,12 @@ void Skip(const std::string &impl, const std::string &why) {
 
 void AddAesgenGhash(std::vector<GhashFactory> &factories) {
 #ifdef AESGEN_HAVE_AEAD
-  const uint64_t have = aesgen_cpu_features();
   if (!(aesgen_key_bits_supported & 1u)) {  // bit 0: 128-bit keys
     if (aesgen_aead_count != 0) Skip("aesgen GCM kernels", "this set has no AES-128");
     return;
   }
-  for (size_t i = 0; i < aesgen_aead_count; i++) {
+  for (size_t i : RunnableGcmAeads()) {
     const aesgen_aead &a = aesgen_aeads[i];
-    if (std::strcmp(a.mode, "gcm") != 0) continue;  // GCM-SIV, OTR: not GHASH
-    if (const uint64_t missing = a.features & ~have) {
-      Skip(a.name, "needs" + AesgenFeatureNames(missing));
-      continue;
-    }
-    if (kNonceLen < a.nonce_min || kNonceLen > a.nonce_max || kTagLen < a.tag_min ||
-        kTagLen > a.tag_max) {
-      Skip(a.name, "does not take 12-byte nonces and 16-byte tags");
-      continue;
-    }
     factories.push_back({a.name, [&a]() -> std::shared_ptr<GhashImpl> {
                            return std::make_shared<AesgenGhash>(a);
                          }});

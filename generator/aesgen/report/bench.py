@@ -88,6 +88,10 @@ def _plan_flags(plan: BenchPlan) -> list[str]:
     return flags
 
 
+class NothingToRun(ValueError):
+    """The filter and sizes leave the program nothing to measure."""
+
+
 def run_once(plan: BenchPlan, out_json: Path, label: str, env: dict | None = None,
              show_skips: bool = True) -> dict:
     """Run the program, showing which benchmark runs (i of n) and (with show_skips) which
@@ -97,6 +101,11 @@ def run_once(plan: BenchPlan, out_json: Path, label: str, env: dict | None = Non
     if plan.filter:
         names = [n for n in names if re.search(plan.filter, n)]
     total = len(names)
+    if not total:
+        raise NothingToRun(f"no benchmark of {plan.binary.name} ({label}) matches --filter "
+                           f"{plan.filter!r} at these sizes and key sizes; names look like "
+                           f"IMPL/MODE/KEYBITS/SIZE, e.g. gfni256-face-r2/stream/128/4096 "
+                           f"(stream sizes 16, 1024, 4096, 20480, 40960)")
     cmd = [str(plan.binary), *_plan_flags(plan),
            f"--benchmark_repetitions={plan.repetitions}",
            f"--benchmark_min_time={plan.min_time}",
