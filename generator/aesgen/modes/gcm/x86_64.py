@@ -774,8 +774,11 @@ class Body:
                         a.cmp(in15, Imm(256 - self.k.batch * lanes))
                         a.ja(carry)
                     body("in-byte", None)
-                    b.bind(carry)
-                body("full", None)
+                    with b.region(f"carry-{region}"):    # 1 batch in 256 / its blocks:
+                        b.bind(carry)                    # not the steady state's
+                        body("full", None)
+                else:
+                    body("full", None)
                 return
             labels = {kind: b.label(f"{kind}_{region}".replace("-", "_"))
                       for kind in ("full", "refresh", "check", "fast", "spent")}
