@@ -180,6 +180,9 @@ def list_command() -> None:
     for m in MODES.values():
         extra = (f"; methods: {', '.join(m.methods)}" if m.aead else "") + (
             f"; needs {', '.join(m.needs)}" if m.needs else "") + (
+            "; hash engines (the first the CPU runs): " + ", ".join(
+                f"{name} ({' / '.join(sorted({f for fs in dict(ws).values() for f in fs}))})"
+                for name, ws in m.hashes) if m.hashes else "") + (
             f"; FACE levels so far: {', '.join(m.faces)}" if m.aead else "")
         click.echo(f"  {m.name:<9} {m.title}, checked against {m.oracle}{extra}")
     click.echo("FACE levels:")

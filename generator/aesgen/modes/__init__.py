@@ -39,11 +39,9 @@ class ModeDescriptor:
     oracle: str                     # what the harness checks the kernels against
     methods: tuple[str, ...]        # cipher methods a skeleton exists for
     needs: tuple[str, ...]          # CPU features a preset must have for the mode
-    # and for one register width (GCM: the hash engine on ymm and zmm)
-    width_needs: tuple[tuple[int, tuple[str, ...]], ...] = ()
     # the hash engines its skeletons take, in order of preference: (name, the features it
     # needs beyond ``needs`` at each register width it runs at); a kernel takes the first
-    # the preset has. The first engine's features are ``needs`` and ``width_needs``.
+    # the preset has
     hashes: tuple[tuple[str, tuple[tuple[int, tuple[str, ...]], ...]], ...] = ()
     # (register width, encoding) -> the encoding its skeleton is written in instead
     encodings: tuple[tuple[tuple[int, str], str], ...] = ()
@@ -78,12 +76,14 @@ GCM = ModeDescriptor(
     oracle="OpenSSL EVP_aes_*_gcm",
     # gfni, bitsliced: the same skeleton over those round engines (no AES instruction)
     methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced"),
-    needs=("PCLMULQDQ",),
-    width_needs=((256, ("VPCLMULQDQ",)), (512, ("VPCLMULQDQ", "BMI2"))),
-    # PCLMULQDQ on xmm beside a ymm cipher where the CPU has no VPCLMULQDQ; without a
-    # carry-less multiply, GHASH by GF2P8AFFINEQB on byte-sliced streams (ymm; in EVEX
-    # forms beside a zmm cipher)
-    hashes=(("clmul", ()), ("clmul-xmm", ((256, ("PCLMULQDQ",)),)),
+    needs=(),
+    # the carry-less multiply at the cipher's width (VPCLMULQDQ on ymm and zmm); PCLMULQDQ
+    # on xmm beside a ymm cipher where the CPU has no VPCLMULQDQ; without a carry-less
+    # multiply, GHASH by GF2P8AFFINEQB on byte-sliced streams (ymm; in EVEX forms beside a
+    # zmm cipher)
+    hashes=(("clmul", ((128, ("PCLMULQDQ",)), (256, ("PCLMULQDQ", "VPCLMULQDQ")),
+                       (512, ("PCLMULQDQ", "VPCLMULQDQ", "BMI2")))),
+            ("clmul-xmm", ((256, ("PCLMULQDQ",)),)),
             ("bytesliced", ((128, ("GFNI", "AVX2")), (256, ("GFNI", "AVX2")),
                             (512, ("GFNI", "AVX512F", "AVX512BW", "AVX512VL"))))),
     # the skeleton keeps to 16 registers and VEX forms on xmm and ymm; zmm is EVEX with 32
@@ -95,15 +95,15 @@ GCM = ModeDescriptor(
 MODES = {m.name: m for m in (CTR, GCM)}
 
 
-def features_for(desc: ModeDescriptor, width: int, hash_engine: str = "") -> tuple[str, ...]:
+def features_for(desc: ModeDescriptor, width: int,
+                 hash_engine: str = "") -> tuple[str, ...] | None:
     """CPU features a preset needs for this mode on registers of this width, with its
     first hash engine or the one named; None where that engine does not run at the width."""
+    if not desc.hashes:
+        return desc.needs
     engines = dict(desc.hashes)
-    if not hash_engine or hash_engine == (desc.hashes[0][0] if desc.hashes else ""):
-        return desc.needs + dict(desc.width_needs).get(width, ())
-    if width not in dict(engines[hash_engine]):
-        return None
-    return dict(engines[hash_engine])[width]
+    widths = dict(engines[hash_engine or desc.hashes[0][0]])
+    return desc.needs + widths[width] if width in widths else None
 
 
 def hash_engine_for(desc: ModeDescriptor, width: int, features) -> str | None:
