@@ -27,7 +27,7 @@
  */
 
 
-# init(ctx, key, key_len): expand the key, H = E_K(0) and its powers.
+# init(ctx, key, key_len): expand the key, H = E_K(0) and what the hash keeps of it (clmul).
 # Returns 0, or -1 for a key length not built in (ctx unchanged).
 # Requires: AESNI, PCLMULQDQ, AVX
 	.text

@@ -231,6 +231,51 @@ int  aesgen_aesni_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
 int  aesgen_aesni_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_aesni_gcm_r2_wipe(void *ctx);
 
+/* table-gcm-none (AES-GCM (NIST SP 800-38D)): requires SSE2, SSSE3, SSE41; ctx 8576 bytes */
+#define AESGEN_TABLE_GCM_NONE_CTX_SIZE 8576
+int  aesgen_table_gcm_none_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_table_gcm_none_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_table_gcm_none_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_table_gcm_none_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_table_gcm_none_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_table_gcm_none_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_table_gcm_none_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_table_gcm_none_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_table_gcm_none_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_table_gcm_none_wipe(void *ctx);
+
+/* table-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires SSE2, SSSE3, SSE41; ctx 12736 bytes */
+#define AESGEN_TABLE_GCM_R1_CTX_SIZE 12736
+int  aesgen_table_gcm_r1_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_table_gcm_r1_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_table_gcm_r1_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_table_gcm_r1_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_table_gcm_r1_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_table_gcm_r1_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_table_gcm_r1_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_table_gcm_r1_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_table_gcm_r1_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_table_gcm_r1_wipe(void *ctx);
+
+/* table-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires SSE2, SSSE3, SSE41; ctx 12736 bytes */
+#define AESGEN_TABLE_GCM_R2_CTX_SIZE 12736
+int  aesgen_table_gcm_r2_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_table_gcm_r2_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_table_gcm_r2_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_table_gcm_r2_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_table_gcm_r2_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_table_gcm_r2_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_table_gcm_r2_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_table_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_table_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_table_gcm_r2_wipe(void *ctx);
+
 /* bitsliced256-gcm-none (AES-GCM (NIST SP 800-38D)): requires PCLMULQDQ, AVX, AVX2; ctx 6464 bytes */
 #define AESGEN_BITSLICED256_GCM_NONE_CTX_SIZE 6464
 int  aesgen_bitsliced256_gcm_none_init(void *ctx, const uint8_t *key, size_t key_len);

@@ -183,6 +183,24 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_aesni_gcm_r2_init, aesgen_aesni_gcm_r2_seal, aesgen_aesni_gcm_r2_open, aesgen_aesni_gcm_r2_start, aesgen_aesni_gcm_r2_aad,
      aesgen_aesni_gcm_r2_encrypt, aesgen_aesni_gcm_r2_decrypt, aesgen_aesni_gcm_r2_finish_seal, aesgen_aesni_gcm_r2_finish_open,
      aesgen_aesni_gcm_r2_wipe},
+    {"table-gcm-none", "gcm", "table", "none", 0,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_SSE41, 8576,
+     1, SIZE_MAX, 4, 16,
+     aesgen_table_gcm_none_init, aesgen_table_gcm_none_seal, aesgen_table_gcm_none_open, aesgen_table_gcm_none_start, aesgen_table_gcm_none_aad,
+     aesgen_table_gcm_none_encrypt, aesgen_table_gcm_none_decrypt, aesgen_table_gcm_none_finish_seal, aesgen_table_gcm_none_finish_open,
+     aesgen_table_gcm_none_wipe},
+    {"table-gcm-r1", "gcm", "table", "r1", 0,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_SSE41, 12736,
+     1, SIZE_MAX, 4, 16,
+     aesgen_table_gcm_r1_init, aesgen_table_gcm_r1_seal, aesgen_table_gcm_r1_open, aesgen_table_gcm_r1_start, aesgen_table_gcm_r1_aad,
+     aesgen_table_gcm_r1_encrypt, aesgen_table_gcm_r1_decrypt, aesgen_table_gcm_r1_finish_seal, aesgen_table_gcm_r1_finish_open,
+     aesgen_table_gcm_r1_wipe},
+    {"table-gcm-r2", "gcm", "table", "r2", 0,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_SSE41, 12736,
+     1, SIZE_MAX, 4, 16,
+     aesgen_table_gcm_r2_init, aesgen_table_gcm_r2_seal, aesgen_table_gcm_r2_open, aesgen_table_gcm_r2_start, aesgen_table_gcm_r2_aad,
+     aesgen_table_gcm_r2_encrypt, aesgen_table_gcm_r2_decrypt, aesgen_table_gcm_r2_finish_seal, aesgen_table_gcm_r2_finish_open,
+     aesgen_table_gcm_r2_wipe},
     {"bitsliced256-gcm-none", "gcm", "bitsliced", "none", 1,
      AESGEN_CPU_PCLMULQDQ | AESGEN_CPU_AVX | AESGEN_CPU_AVX2, 6464,
      1, SIZE_MAX, 4, 16,
@@ -203,9 +221,9 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_bitsliced256_gcm_r2_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 2, 1, 0, 5, 4, 3 };
+static const unsigned char aesgen_aead_priority[] = { 2, 1, 0, 8, 7, 6, 5, 4, 3 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

@@ -181,7 +181,9 @@ def list_command() -> None:
         extra = (f"; methods: {', '.join(m.methods)}" if m.aead else "") + (
             f"; needs {', '.join(m.needs)}" if m.needs else "") + (
             "; hash engines (the first the CPU runs): " + ", ".join(
-                f"{name} ({' / '.join(sorted({f for fs in dict(ws).values() for f in fs}))})"
+                f"{name} ({' / '.join(sorted({f for fs in dict(ws).values() for f in fs}))}"
+                + "".join(f"; method {meth} only" for meth, names in m.method_hashes
+                          if name in names) + ")"
                 for name, ws in m.hashes) if m.hashes else "") + (
             f"; FACE levels so far: {', '.join(m.faces)}" if m.aead else "")
         click.echo(f"  {m.name:<9} {m.title}, checked against {m.oracle}{extra}")

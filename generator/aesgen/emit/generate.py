@@ -84,7 +84,7 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
             if choice is None:
                 raise ValueError(f"preset {req.preset.name} has no method {method!r}")
             hash_engine = hash_engine_for(desc, choice.width,
-                                          req.preset.features_of(choice))
+                                          req.preset.features_of(choice), choice.method)
             if choice.method not in desc.methods or hash_engine is None:
                 continue
             encoding = encoding_for(desc, choice.width, choice.encoding)
@@ -212,18 +212,13 @@ def manifest_text(req: GenerateRequest, compiled: list[CompiledKernel],
         "files": sorted(list(files) + ["manifest.json"]),
         "kernels": [{**_manifest_entry(ck), "context_fields": _context_fields(ck)}
                     for ck in compiled if not mode(ck.spec.mode).aead],
-        "aeads": [{"mode": ck.spec.mode, "hash": _hash_engine(ck.spec), **_manifest_entry(ck),
+        "aeads": [{"mode": ck.spec.mode, "hash": ck.spec.hash, **_manifest_entry(ck),
                    "nonce_bytes": _range(mode(ck.spec.mode).nonce),
                    "tag_bytes": _range(mode(ck.spec.mode).tag),
                    "context_fields": _context_fields(ck)}
                   for ck in compiled if mode(ck.spec.mode).aead],
     }
     return json.dumps(manifest, indent=2, sort_keys=False) + "\n"
-
-
-def _hash_engine(spec: KernelSpec) -> str:
-    """The AEAD's hash engine by name: the spec's, else its mode's first."""
-    return spec.hash_engine or mode(spec.mode).hashes[0][0]
 
 
 def _range(r: tuple[int, int]) -> list:

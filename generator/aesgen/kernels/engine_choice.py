@@ -5,6 +5,7 @@ from __future__ import annotations
 from .bitsliced import BitslicedEngine
 from .engines import AesEngine, GfniEngine, RoundEngine
 from .spec import KernelSpec
+from .table_engine import TableEngine
 
 
 def engine_for(spec: KernelSpec, byte_order_through: int = 0) -> RoundEngine:
@@ -16,4 +17,6 @@ def engine_for(spec: KernelSpec, byte_order_through: int = 0) -> RoundEngine:
         return GfniEngine(spec, byte_order_through)
     if spec.method == "bitsliced":
         return BitslicedEngine(spec)
+    if spec.method == "table":
+        return TableEngine(spec)
     raise ValueError(f"no round engine for method {spec.method!r}")

@@ -77,6 +77,9 @@ class RoundEngine:
     # True when a batch costs the same however few of its blocks are used (the bit-sliced
     # transposes and rounds): every batch is then one aligned group (kernels/grouped_ctr.py)
     grouped_batches = False
+    # False when a mode may not interleave other work with its rounds (they take the
+    # registers that work needs: the table engine's general-purpose registers)
+    stitched = True
 
     def context_extra(self) -> int:
         """Bytes of the context this engine keeps for itself (ContextLayout.extra)."""

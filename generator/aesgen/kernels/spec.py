@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..modes import mode as mode_descriptor
+from ..modes import hash_engines_of, mode as mode_descriptor
 from ..modes.counter import POLICIES, CounterPolicy
 
 FACE_LEVELS = ("none", "r1", "r2")
@@ -117,12 +117,19 @@ class KernelSpec:
         if self.sbox not in ("",) + SBOX_NETLISTS:
             raise ValueError(f"sbox must be one of {', '.join(SBOX_NETLISTS)}, not "
                              f"{self.sbox!r}")
-        engines = [name for name, _ in mode_descriptor(self.mode).hashes]
+        engines = hash_engines_of(mode_descriptor(self.mode), self.method)
         if self.hash_engine and self.hash_engine not in engines:
-            raise ValueError(f"mode {self.mode} hashes with {', '.join(engines) or 'nothing'}"
-                             f", not {self.hash_engine!r}")
+            raise ValueError(f"mode {self.mode} hashes {self.method} kernels with "
+                             f"{', '.join(engines) or 'nothing'}, not {self.hash_engine!r}")
         if self.sbox and self.method not in SLICED_METHODS:
             raise ValueError(f"sbox is a choice of the bit-sliced methods, not {self.method}")
+
+    @property
+    def hash(self) -> str:
+        """The AEAD's hash engine by name: hash_engine, else the first its method takes
+        (modes.hash_engines_of); "" for a mode without one."""
+        return self.hash_engine or next(iter(hash_engines_of(mode_descriptor(self.mode),
+                                                             self.method)), "")
 
     @property
     def arch(self) -> str:

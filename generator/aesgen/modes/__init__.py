@@ -43,6 +43,9 @@ class ModeDescriptor:
     # needs beyond ``needs`` at each register width it runs at); a kernel takes the first
     # the preset has
     hashes: tuple[tuple[str, tuple[tuple[int, tuple[str, ...]], ...]], ...] = ()
+    # (method, hash engines): a method that takes only those engines, which no other
+    # method takes (the table method's lookup-table GHASH)
+    method_hashes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # (register width, encoding) -> the encoding its skeleton is written in instead
     encodings: tuple[tuple[tuple[int, str], str], ...] = ()
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
@@ -75,7 +78,7 @@ GCM = ModeDescriptor(
             "tail"),
     oracle="OpenSSL EVP_aes_*_gcm",
     # gfni, bitsliced: the same skeleton over those round engines (no AES instruction)
-    methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced"),
+    methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced", "table"),
     needs=(),
     # the carry-less multiply at the cipher's width (VPCLMULQDQ on ymm and zmm); PCLMULQDQ
     # on xmm beside a ymm cipher where the CPU has no VPCLMULQDQ; without a carry-less
@@ -85,7 +88,10 @@ GCM = ModeDescriptor(
                        (512, ("PCLMULQDQ", "VPCLMULQDQ", "BMI2")))),
             ("clmul-xmm", ((256, ("PCLMULQDQ",)),)),
             ("bytesliced", ((128, ("GFNI", "AVX2")), (256, ("GFNI", "AVX2")),
-                            (512, ("GFNI", "AVX512F", "AVX512BW", "AVX512VL"))))),
+                            (512, ("GFNI", "AVX512F", "AVX512BW", "AVX512VL")))),
+            # seed 004's 8 KiB of tables: for the table method alone (NOT constant time)
+            ("table", ((128, ("SSSE3", "SSE41")),))),
+    method_hashes=(("table", ("table",)),),
     # the skeleton keeps to 16 registers and VEX forms on xmm and ymm; zmm is EVEX with 32
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),
@@ -106,10 +112,21 @@ def features_for(desc: ModeDescriptor, width: int,
     return desc.needs + widths[width] if width in widths else None
 
 
-def hash_engine_for(desc: ModeDescriptor, width: int, features) -> str | None:
-    """The first of the mode's hash engines (``""`` for a mode without one) whose features
-    the CPU has at this register width; None when none runs."""
-    for name, _ in desc.hashes or (("", ()),):
+def hash_engines_of(desc: ModeDescriptor, method: str) -> tuple[str, ...]:
+    """The hash engines a method's kernels may take, in the mode's order of preference:
+    those reserved for it, else every engine no method reserves."""
+    reserved = dict(desc.method_hashes)
+    if method in reserved:
+        return reserved[method]
+    taken = {name for names in reserved.values() for name in names}
+    return tuple(name for name, _ in desc.hashes if name not in taken)
+
+
+def hash_engine_for(desc: ModeDescriptor, width: int, features,
+                    method: str = "") -> str | None:
+    """The first of the method's hash engines (hash_engines_of; ``""`` for a mode without
+    one) whose features the CPU has at this register width; None when none runs."""
+    for name in hash_engines_of(desc, method) or ("",):
         needs = features_for(desc, width, name)
         if needs is not None and set(needs) <= set(features):
             return name

@@ -30,7 +30,9 @@ from ...dsl.ir import Function
 from ...dsl.operands import Imm, Label, Mem, Reg, gp, kmask
 from ...gf128.x86_64 import bytesliced
 from ...gf128.x86_64.bytesliced import ByteSlicedHash
+from ...gf128.x86_64 import table as table_hash
 from ...gf128.x86_64.clmul import ClmulHash, Products
+from ...gf128.x86_64.table import TableHash
 from ...isa.table import load_table
 from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
@@ -39,6 +41,7 @@ from ...kernels.face_fill import FaceRun, RunFields
 from ...kernels.fields import Field, FieldLayout
 from ...kernels.key_schedule import accept_key_length, expand_by_size
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
+from ...kernels.table_kernel import NOT_CONSTANT_TIME
 from ...kernels.vector_ops import VectorOps
 from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
@@ -106,7 +109,8 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
     engine_fields = [Field("cipher", "EXTRA", (engine_extra + 63) // 64 * 64, 64,
                            "the round engine's own state (bit-sliced round keys, spill "
                            "slots)")] if engine_extra else []
-    hash_fields = bytesliced.fields() if hash_engine == "bytesliced" else [
+    hash_fields = bytesliced.fields() if hash_engine == "bytesliced" else \
+        table_hash.fields() if hash_engine == "table" else [
         Field("hash", "H_POWERS", 16 * (powers + zero_slots), 16,
               "H~^n .. H~^1, highest first: one wide load gives a register's lanes their "
               "powers (gf128/x86_64/clmul.py)" + (", then 4 zero slots" if zero_slots else "")),
@@ -148,16 +152,18 @@ class GcmKernel:
         self.engine = engine_for(spec)
         self.lanes = spec.width // 128
         # the hash engine: PCLMULQDQ / VPCLMULQDQ, or without them byte-sliced streams
-        # (state in the context, 8 blocks a multiply; no short-record path)
-        self.sliced_hash = spec.hash_engine == "bytesliced"
+        # (state in the context, 8 blocks a multiply; no short-record path), or for the
+        # table method lookup tables (a block at a time, by H alone; not constant time)
+        self.sliced_hash = spec.hash == "bytesliced"
+        self.table_hash = spec.hash == "table"
         # the carry-less multiply's register width: the cipher's, or xmm beside a ymm
         # cipher where the CPU has PCLMULQDQ but not VPCLMULQDQ ("clmul-xmm")
-        self.hash_width = 128 if spec.hash_engine == "clmul-xmm" else spec.width
+        self.hash_width = spec.width if spec.hash == "clmul" else 128
         # short records (short_record.py) hash by the powers of H in registers, and the zmm
         # data path ends a message in masked registers whose products join the last
-        # batch's before one reduction: both clmul only (the byte-sliced hash takes the
+        # batch's before one reduction: both clmul only (the other engines take the
         # 16-register path's tails: batches of 4, single blocks, a partial block)
-        self.short_records = not self.sliced_hash
+        self.short_records = spec.hash in ("clmul", "clmul-xmm")
         self.masked_tails = self.lanes == 4 and not self.sliced_hash
         # registers a batch: on zmm the preset's [gcm] zmm_batch (the spec's interleave);
         # in 16 registers, BATCH less the temporaries the engine's rounds need; with the
@@ -166,6 +172,12 @@ class GcmKernel:
                       else BATCH - self.engine.ROUND_TEMPORARIES)
         if self.sliced_hash and not self.engine.grouped_batches and self.lanes < 4:
             self.batch = 8 // self.lanes        # the rounds no longer share registers
+        # an engine whose rounds are not stitched with the hash (the table engine's, on
+        # general-purpose registers) gains nothing from a batch: a block a loop, and the
+        # AAD hashed a block at a time
+        self.hash_batch = BATCH
+        if not self.engine.stitched:
+            self.batch = self.hash_batch = 1
         self.powers = self.batch * self.lanes     # one reduction per batch of registers
         # on zmm a one-shot message ends in one reduction over its last batch, its tail and
         # the length block (_tail_registers, _end_alone): up to twice a batch and one more
@@ -181,7 +193,7 @@ class GcmKernel:
         self.spills = (self.engine.grouped_batches and spec.encoding != "evex")
         self.layout = gcm_layout(self.table_powers, spec.face, self.lanes, self.karatsuba,
                                  self.engine.context_extra(), SPILLED if self.spills else 0,
-                                 "bytesliced" if self.sliced_hash else "clmul")
+                                 spec.hash)
         lay = self.layout
         self.run = FaceRun(X86Scalar(), RunFields(
             lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START, lay.FILL_COUNT,
@@ -202,6 +214,8 @@ class GcmKernel:
         return range(max(first, nr + 1 - room), nr + 1)
 
     def body(self, entry: str, doc: str) -> "Body":
+        if self.table_hash:
+            doc += f"\n{NOT_CONSTANT_TIME}."
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
         return Body(self, b, VectorOps(b, self.spec.encoding))
 
@@ -219,6 +233,7 @@ class Body:
         self.a = self.b.asm
         self.hash = ClmulHash(self.b, self.v)       # its byte-order constants serve all
         self.streams = ByteSlicedHash(self.b, self.v, self.f) if self.k.sliced_hash else None
+        self.lookup = TableHash(self.b, self.v, self.f) if self.k.table_hash else None
         self.ctx: Reg | None = None
         self.across: tuple[Reg, ...] = ()   # live across the rounds emitted now (keeping)
 
@@ -287,7 +302,7 @@ class Body:
         if self.streams is not None:        # its multiply first: no block register live
             done = hashing()
             return rounds(), done
-        if self.k.engine.grouped_batches:
+        if self.k.engine.grouped_batches or not self.k.engine.stitched:
             return rounds(), hashing()
         with b.capture() as first:
             out1 = rounds()
@@ -357,6 +372,12 @@ class Body:
         """H~^i (i >= 1) in the context; at width 256, H~^i and H~^(i-1) in its lanes."""
         return self.f(field, 16 * (self.k.table_powers - i), width)
 
+    def times_h(self, y: Reg) -> Reg:
+        """y H, reduced, in a new register (hash order)."""
+        if self.lookup is not None:
+            return self.lookup.multiply(y)
+        return self.hash.dot(y, self.power(1))
+
     def mul_power(self, y: Reg, i: int, acc):
         """acc += y * H~^i (y's lanes by H~^i, H~^(i-1), ...), as the preset chose."""
         return self.mul_power_at(y, self.power(i, y.width), acc)
@@ -412,6 +433,15 @@ class Body:
         if self.streams is not None:
             self.streams.absorb_blocks("STREAMS", "HASHED", ptr, n, disp)
             return
+        if self.lookup is not None:                 # Horner, a block at a time
+            for i in range(n):
+                y = self.b.xmm()
+                with self.b.phase("load_store"):
+                    self.hash.load_block(y, Mem(128, base=ptr, disp=disp + 16 * i))
+                with self.b.phase("ghash_multiply"):
+                    self.v.xor(y, y, x)
+                    self.v.copy(x, self.lookup.multiply(y))
+            return
         lanes = width // 128
         acc = self.products(x, ptr, n // lanes, disp, width,
                             lambda j, field: self.power(n - lanes * j, width, field))
@@ -430,7 +460,7 @@ class Body:
         y = self.b.xmm()
         self.hash.load_block(y, self.f("PENDING"), aligned=True)
         self.v.xor(y, y, x)
-        self.v.copy(x, self.hash.dot(y, self.power(1)))
+        self.v.copy(x, self.times_h(y))
         if clear:
             self.v.store(self.f("PENDING"), self.zero_vec())
 
@@ -472,7 +502,7 @@ class Body:
             a.jne(done)                              # still inside the block: length is 0
             self.hash_pending(x, clear=True)
         b.bind(whole)
-        for n_blocks in (BATCH, 1):
+        for n_blocks in sorted({self.k.hash_batch, 1}, reverse=True):
             top, next_ = b.label(f"hash{n_blocks}"), b.label(f"hashed{n_blocks}")
             b.bind(top)
             with b.phase("loop"):
@@ -885,7 +915,7 @@ class Body:
                 self.hash_blocks(x, out, self.k.batch * lanes, disp=-step,
                                  width=self.k.hash_width)
         b.bind(small)
-        for n_blocks in (4, 1):
+        for n_blocks in [n for n in (4, 1) if n < self.k.batch * lanes or n == 1]:
             next_ = b.label(f"next{n_blocks}_{bits}")
             with b.region(f"batch{n_blocks}-{bits}"):
                 again = b.label(f"again{n_blocks}_{bits}")
@@ -1192,7 +1222,7 @@ class Body:
             self.streams.reset("STREAMS", "HASHED")
         else:
             v.xor(x, x, lens)
-            h = self.hash.dot(x, self.power(1))
+            h = self.times_h(x)
             v.shuffle_bytes(j0, h, self.hash.bswap_mask())
         z2 = self.zero_vec()
         v.store(self.f("HASH"), z2)
@@ -1255,7 +1285,7 @@ class Body:
         v.load(x, self.f("HASH"))
         self.flush_pending(x, "MSG_LEN", clear=False)
         v.xor(x, x, self.length_block())
-        s = self.hash.dot(x, self.power(1))
+        s = self.times_h(x)
         tag = b.xmm()
         v.shuffle_bytes(tag, s, self.hash.bswap_mask())
         v.xor(tag, tag, self.f("TAG_MASK"))
@@ -1343,7 +1373,8 @@ class Body:
 # the entry points
 # ====================================================================================
 def build_init(k: GcmKernel) -> Function:
-    g = k.body("init", "init(ctx, key, key_len): expand the key, H = E_K(0) and its powers.\n"
+    g = k.body("init", "init(ctx, key, key_len): expand the key, H = E_K(0) and what the "
+                       f"hash keeps of it ({k.spec.hash}).\n"
                        "Returns 0, or -1 for a key length not built in (ctx unchanged).")
     a, b, v = g.a, g.b, g.v
     b.function.returns_value = True
@@ -1364,6 +1395,8 @@ def build_init(k: GcmKernel) -> Function:
         g.aes_any_size(h)
         if g.streams is not None:
             g.streams.setup(h)
+        elif g.lookup is not None:
+            g.lookup.setup(h)
         else:
             ht = g.hash.hash_key(h)
             p = ht
@@ -1576,4 +1609,5 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     functions = build_all(k)
     abi = {entry: sysv_with_vectors(32) for entry in functions} if spec.encoding == "evex" else {}
     return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()), abi=abi,
-                       interleave=k.batch if k.batch != spec.interleave else None)
+                       interleave=k.batch if k.batch != spec.interleave else None,
+                       timing_warning=NOT_CONSTANT_TIME if k.table_hash else None)
