@@ -11196,7 +11196,6 @@ aesgen_bitsliced256_gcm_none_seal:
 	ja	.Laesgen_bitsliced256_gcm_none_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_bitsliced256_gcm_none_seal_refuse
-	movq	40(%rsp), %rdi
 .Laesgen_bitsliced256_gcm_none_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 14224(%rbx)
@@ -17550,7 +17549,6 @@ aesgen_bitsliced256_gcm_none_open:
 	ja	.Laesgen_bitsliced256_gcm_none_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_bitsliced256_gcm_none_open_reject
-	movq	40(%rsp), %rdi
 .Laesgen_bitsliced256_gcm_none_open_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 14224(%rbx)

@@ -11197,7 +11197,6 @@ aesgen_bitsliced256_gcm_r1_seal:
 	ja	.Laesgen_bitsliced256_gcm_r1_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_bitsliced256_gcm_r1_seal_refuse
-	movq	40(%rsp), %rdi
 .Laesgen_bitsliced256_gcm_r1_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 14224(%rbx)
@@ -18630,7 +18629,6 @@ aesgen_bitsliced256_gcm_r1_open:
 	ja	.Laesgen_bitsliced256_gcm_r1_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_bitsliced256_gcm_r1_open_reject
-	movq	40(%rsp), %rdi
 .Laesgen_bitsliced256_gcm_r1_open_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 14224(%rbx)

@@ -11197,7 +11197,6 @@ aesgen_bitsliced256_gcm_r2_seal:
 	ja	.Laesgen_bitsliced256_gcm_r2_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_bitsliced256_gcm_r2_seal_refuse
-	movq	40(%rsp), %rdi
 .Laesgen_bitsliced256_gcm_r2_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 14224(%rbx)
@@ -19153,7 +19152,6 @@ aesgen_bitsliced256_gcm_r2_open:
 	ja	.Laesgen_bitsliced256_gcm_r2_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_bitsliced256_gcm_r2_open_reject
-	movq	40(%rsp), %rdi
 .Laesgen_bitsliced256_gcm_r2_open_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 14224(%rbx)

@@ -2238,7 +2238,6 @@ aesgen_gfni128_gcm_none_seal:
 	ja	.Laesgen_gfni128_gcm_none_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni128_gcm_none_seal_refuse
-	movq	40(%rsp), %rdi
 .Laesgen_gfni128_gcm_none_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 8784(%rbx)
@@ -6378,7 +6377,6 @@ aesgen_gfni128_gcm_none_open:
 	ja	.Laesgen_gfni128_gcm_none_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni128_gcm_none_open_reject
-	movq	40(%rsp), %rdi
 .Laesgen_gfni128_gcm_none_open_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 8784(%rbx)

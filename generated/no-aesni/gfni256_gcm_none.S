@@ -2236,7 +2236,6 @@ aesgen_gfni256_gcm_none_seal:
 	ja	.Laesgen_gfni256_gcm_none_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni256_gcm_none_seal_refuse
-	movq	40(%rsp), %rdi
 .Laesgen_gfni256_gcm_none_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 8784(%rbx)
@@ -6376,7 +6375,6 @@ aesgen_gfni256_gcm_none_open:
 	ja	.Laesgen_gfni256_gcm_none_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni256_gcm_none_open_reject
-	movq	40(%rsp), %rdi
 .Laesgen_gfni256_gcm_none_open_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 8784(%rbx)

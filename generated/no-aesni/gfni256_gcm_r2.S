@@ -2237,7 +2237,6 @@ aesgen_gfni256_gcm_r2_seal:
 	ja	.Laesgen_gfni256_gcm_r2_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni256_gcm_r2_seal_refuse
-	movq	40(%rsp), %rdi
 .Laesgen_gfni256_gcm_r2_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 8784(%rbx)
@@ -6483,7 +6482,6 @@ aesgen_gfni256_gcm_r2_open:
 	ja	.Laesgen_gfni256_gcm_r2_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni256_gcm_r2_open_reject
-	movq	40(%rsp), %rdi
 .Laesgen_gfni256_gcm_r2_open_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 8784(%rbx)

@@ -2203,7 +2203,6 @@ aesgen_gfni512_gcm_r1_seal:
 	ja	.Laesgen_gfni512_gcm_r1_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni512_gcm_r1_seal_refuse
-	movq	40(%rsp), %rdi
 .Laesgen_gfni512_gcm_r1_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 8928(%rbx)
@@ -6352,7 +6351,6 @@ aesgen_gfni512_gcm_r1_open:
 	ja	.Laesgen_gfni512_gcm_r1_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni512_gcm_r1_open_reject
-	movq	40(%rsp), %rdi
 .Laesgen_gfni512_gcm_r1_open_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 8928(%rbx)

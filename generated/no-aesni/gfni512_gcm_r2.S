@@ -2203,7 +2203,6 @@ aesgen_gfni512_gcm_r2_seal:
 	ja	.Laesgen_gfni512_gcm_r2_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni512_gcm_r2_seal_refuse
-	movq	40(%rsp), %rdi
 .Laesgen_gfni512_gcm_r2_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 8928(%rbx)
@@ -6376,7 +6375,6 @@ aesgen_gfni512_gcm_r2_open:
 	ja	.Laesgen_gfni512_gcm_r2_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni512_gcm_r2_open_reject
-	movq	40(%rsp), %rdi
 .Laesgen_gfni512_gcm_r2_open_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 8928(%rbx)

@@ -3435,7 +3435,6 @@ aesgen_table_gcm_none_seal:
 	ja	.Laesgen_table_gcm_none_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_table_gcm_none_seal_refuse
-	movq	48(%rsp), %rdi
 .Laesgen_table_gcm_none_seal_general:
 	pxor	%xmm0, %xmm0
 	movdqa	%xmm0, 8480(%rbx)
@@ -6925,7 +6924,6 @@ aesgen_table_gcm_none_open:
 	ja	.Laesgen_table_gcm_none_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_table_gcm_none_open_reject
-	movq	48(%rsp), %rdi
 .Laesgen_table_gcm_none_open_general:
 	pxor	%xmm0, %xmm0
 	movdqa	%xmm0, 8480(%rbx)

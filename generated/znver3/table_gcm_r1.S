@@ -3436,7 +3436,6 @@ aesgen_table_gcm_r1_seal:
 	ja	.Laesgen_table_gcm_r1_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_table_gcm_r1_seal_refuse
-	movq	48(%rsp), %rdi
 .Laesgen_table_gcm_r1_seal_general:
 	pxor	%xmm0, %xmm0
 	movdqa	%xmm0, 8480(%rbx)
@@ -7152,7 +7151,6 @@ aesgen_table_gcm_r1_open:
 	ja	.Laesgen_table_gcm_r1_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_table_gcm_r1_open_reject
-	movq	48(%rsp), %rdi
 .Laesgen_table_gcm_r1_open_general:
 	pxor	%xmm0, %xmm0
 	movdqa	%xmm0, 8480(%rbx)

@@ -62,6 +62,15 @@ class X86Scalar:
             regs.append(v)
         return regs
 
+    def result_register(self) -> Reg:
+        """The register an entry's int result is in (rax; its low half eax)."""
+        return gp("rax")
+
+    def result_minus_one_unless_zero(self, b: KernelBuilder, r: Reg) -> None:
+        """The result = 0 when r is 0, else -1, without a branch on r."""
+        b.asm.neg(r)                            # CF = (r != 0)
+        b.emit("sbb", gp("eax"), gp("eax"))     # eax = -CF
+
     def result(self, b: KernelBuilder, value: int) -> None:
         """The int an entry returns: eax."""
         if value == 0:
@@ -81,6 +90,11 @@ class X86Scalar:
 
     def store_imm(self, b: KernelBuilder, dst: Mem, value: int) -> None:
         b.asm.mov(dst, Imm(value))             # sign-extended imm32 for a 64-bit field
+
+    def store_zero_16(self, b: KernelBuilder, at: Reg) -> None:
+        """16 zero bytes at ``at``."""
+        for disp in (0, 8):
+            b.asm.mov(Mem(64, base=at, disp=disp), Imm(0))
 
     # --- control flow ---------------------------------------------------------------------
     def jump(self, b: KernelBuilder, label: Label) -> None:
@@ -144,7 +158,18 @@ class X86Scalar:
 
     # --- arithmetic and compares on 64-bit values (for bookkeeping of public numbers) -----
     def move(self, b: KernelBuilder, dst: Reg, src: Reg | int) -> None:
+        if isinstance(src, int) and not -2**31 <= src < 2**31:
+            b.asm.movabs(dst, Imm(src))
+            return
         b.asm.mov(dst, Imm(src) if isinstance(src, int) else src)
+
+    def clear(self, b: KernelBuilder, r: Reg) -> None:
+        """r = 0."""
+        b.asm.xor(r, r)
+
+    def add_to(self, b: KernelBuilder, dst: Mem, value: Reg) -> None:
+        """The u64 at dst += value."""
+        b.asm.add(dst, value)
 
     def arith(self, b: KernelBuilder, op: str, dst: Reg, x: Reg, y: Reg | Mem | int) -> None:
         """dst = x op y, op one of add, sub, and; y a register, a 64-bit field or a number.
@@ -167,7 +192,12 @@ class X86Scalar:
 
     def compare_jump(self, b: KernelBuilder, cond: str, x: Reg | Mem, y: Reg | Mem | int,
                      label: Label) -> None:
-        """Jump to label when x cond y, unsigned: cond one of eq ne a ae b be."""
+        """Jump to label when x cond y, unsigned: cond one of eq ne a ae b be; y a
+        register, a field or any 64-bit number."""
+        if isinstance(y, int) and not -2**31 <= y < 2**31:
+            t = b.gp()
+            b.asm.movabs(t, Imm(y))
+            y = t
         b.asm.cmp(x, Imm(y) if isinstance(y, int) else y)
         b.emit(self.CONDITIONS[cond], label)
 
@@ -187,6 +217,16 @@ class X86Scalar:
         """Jump to label when r & mask is not zero."""
         b.asm.test(r, Imm(mask))
         b.asm.jne(label)
+
+    def jump_unless_any_bits(self, b: KernelBuilder, r: Reg, mask: int, label: Label) -> None:
+        """Jump to label when r & mask is zero."""
+        b.asm.test(r, Imm(mask))
+        b.asm.je(label)
+
+    def mask_jump_if_zero(self, b: KernelBuilder, r: Reg, mask: int, label: Label) -> None:
+        """r &= mask (a small number); jump to label when that leaves 0."""
+        b.emit("and", r, Imm(mask))
+        b.asm.je(label)
 
     def low_byte(self, b: KernelBuilder, dst: Reg, src: Reg) -> None:
         """dst = src & 255."""

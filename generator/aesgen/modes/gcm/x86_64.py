@@ -1,17 +1,11 @@
-"""AES-GCM (NIST SP 800-38D) on x86-64: the AEAD contract's entry points, written once over
-a cipher engine (kernels/engines.py: rounds and the key schedule) and a hash engine
+"""AES-GCM (NIST SP 800-38D) on x86-64: the layers the GCM skeleton (skeleton.py: the
+entry points and the stream's state, written once) runs over, and the data path, over a
+cipher engine (kernels/engines.py: rounds and the key schedule) and a hash engine
 (gf128/x86_64: multiply, accumulate, reduce).
 
-State between calls lives in the context (fields below). Invariants:
-  COUNTER   the next counter block, byte-reversed, so inc32 is PADDD of 1 on dword 0
-            (wrapping mod 2^32 as SP 800-38D's inc32 does, without touching bytes 0..11)
-  HASH      the GHASH accumulator X, byte-reversed (hash order, see gf128/x86_64/clmul.py)
-  PENDING   the bytes of the current, incomplete 16-byte block of AAD or ciphertext, zero
-            after them; all zero when the length hashed so far is a multiple of 16
-  KEYSTREAM the keystream block whose first MSG_LEN % 16 bytes are used
-Lengths are public: every branch below depends on lengths, the key size or the tag length,
-never on a key, a plaintext, a hash value or a tag byte; the tag compare ORs the XOR of the
-bytes and turns it into 0 / -1 without a branch.
+In the context: COUNTER is the next counter block, byte-reversed, so inc32 is PADDD of 1
+on dword 0 (wrapping mod 2^32 as SP 800-38D's inc32 does, without touching bytes 0..11);
+HASH is the GHASH accumulator X, byte-reversed (hash order, see gf128/x86_64/clmul.py).
 
 Short pieces (a tail, the partial block a streaming call starts or ends in, a tag) move by
 pieces of 8, 4, 2 and 1 bytes chosen by the bits of the length (arch/x86_64/short_bytes.py):
@@ -26,7 +20,6 @@ from ...arch.x86_64.scalar import X86Scalar
 from ...arch.x86_64.short_bytes import short_differ, short_move, short_zero
 from ...arch.x86_64.zeroing import zero_context
 from ...dsl.builder import KernelBuilder
-from ...dsl.ir import Function
 from ...dsl.operands import Imm, Label, Mem, Reg, gp, kmask
 from ...gf128.x86_64 import bytesliced
 from ...gf128.x86_64.bytesliced import ByteSlicedHash
@@ -39,28 +32,18 @@ from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
 from ...kernels.face_fill import FaceRun, RunFields
 from ...kernels.fields import Field, FieldLayout
-from ...kernels.key_schedule import accept_key_length, expand_by_size
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.table_kernel import NOT_CONSTANT_TIME
 from ...kernels.vector_ops import VectorOps
 from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
-from .short_record import (SHORT_BLOCKS, counter_block, load_short, nonce_block,
-                           short_record, takes_short_path)
+from . import short_record as short
+from .short_record import SHORT_BLOCKS, counter_block, load_short, nonce_block
+from .skeleton import BATCH, DATA_PATH, GcmFrame, build_all
 
-MAX_MESSAGE = 2**36 - 32        # bytes (SP 800-38D 5.2.1.1: 2^39 - 256 bits)
-MAX_AAD = 2**61 - 1             # bytes (2^64 - 1 bits)
-TAG_MIN, TAG_MAX = 4, 16
-BATCH = 8                       # registers of blocks a loop iteration (one reduction each)
 ONE = (1).to_bytes(16, "little")
 # stack arguments of seal/open at entry (SysV: the 7th..10th arguments)
 STACK_ARG = {"len": 8, "out": 16, "tag": 24, "tag_len": 32}
-
-ENTRIES = ("init", "seal", "open", "start", "aad", "encrypt", "decrypt", "finish_seal",
-           "finish_open", "wipe")
-# the data path, once a direction: seal and encrypt call one, open and decrypt the other
-DATA_PATH = {False: "encrypt_data", True: "decrypt_data"}
-PHASES = ("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail")
 # a round engine's own phases (the bit-sliced one's, named for the CTR report), as GCM's
 ENGINE_PHASES = {"transpose": "aes", "rounds_0_2": "aes", "rounds_3_nr": "aes"}
 
@@ -221,8 +204,9 @@ class GcmKernel:
 
 
 @dataclass
-class Body:
-    """One entry point under construction: its builder, vector ops and hash engine."""
+class Body(GcmFrame):
+    """One entry point under construction: its builder, vector ops and hash engine; the
+    layers skeleton.GcmFrame asks for, on x86-64."""
     k: GcmKernel
     b: KernelBuilder
     v: VectorOps
@@ -244,7 +228,8 @@ class Body:
         self.ctx = regs[0]
         return regs
 
-    def stack_arg(self, name: str) -> Reg:
+    def arg(self, name: str) -> Reg:
+        """A later argument of seal and open, loaded from the stack (each call a load)."""
         r = self.b.gp()
         self.a.mov(r, Mem(64, base=gp("rsp"), disp=STACK_ARG[name]))
         return r
@@ -257,35 +242,35 @@ class Body:
         self.a.lea(r, Mem(64, base=self.ctx, index=index, disp=self.k.layout.offset(name)))
         return r
 
-    def returns(self, value: int, label: Label | None = None) -> None:
-        if label is not None:
-            self.b.bind(label)
-        self.isa.result(self.b, value)
-        self.isa.ret(self.b)
 
     def zero_vec(self) -> Reg:
         z = self.b.xmm()
         self.v.xor(z, z, z)
         return z
 
-    def above(self, value: Reg, limit: int, fail: Label) -> None:
-        """jump to fail when value > limit (unsigned)."""
-        if limit < 2**31:
-            self.a.cmp(value, Imm(limit))
-        else:
-            t = self.b.gp()
-            self.a.movabs(t, Imm(limit))
-            self.a.cmp(value, t)
-        self.a.ja(fail)
+    zero_block = zero_vec
 
-    def check_tag_len(self, tag_len: Reg, fail: Label) -> None:
-        self.a.cmp(tag_len, Imm(TAG_MIN))
-        self.a.jb(fail)
-        self.above(tag_len, TAG_MAX, fail)
+    def new_block(self) -> Reg:
+        return self.b.xmm()
 
-    def check_keyed(self, fail: Label) -> None:
-        self.a.cmp(self.f("KEY_BITS", width=32), Imm(0))
-        self.a.je(fail)
+    def load_block(self, y: Reg, name: str) -> None:
+        self.v.load(y, self.f(name))
+
+    def store_block(self, name: str, y: Reg) -> None:
+        self.v.store(self.f(name), y)
+
+    def short_move(self, n: Reg, **kw) -> None:
+        short_move(self.b, n, **kw)
+
+    def short_zero(self, n: Reg, *, dst: Reg) -> None:
+        short_zero(self.b, n, dst=dst)
+
+    def short_differ(self, n: Reg, **kw) -> None:
+        short_differ(self.b, n, **kw)
+
+    def zero_context(self, ctx: Reg) -> None:
+        zero_context(self.b, self.v, ctx, self.k.layout.size, self.k.spec.width,
+                     aligned=self.k.spec.width == 128)
 
     # --- AES -----------------------------------------------------------------------
     def aes(self, blocks: list[Reg], bits: int, keys: Keys | None = None) -> None:
@@ -348,24 +333,7 @@ class Body:
                                                disp=ctx_layout.ROUND_KEYS + 16 * r))
         return Keys(self.ctx, regs, 128)
 
-    def per_key_size(self, hint: str, body, join: Label) -> None:
-        """Branch on the key size init stored (public) to body(bits), each ending at join."""
-        sizes = self.k.spec.key_bits
-        kb = self.b.gp()
-        self.a.mov(kb.w32, self.f("KEY_BITS", width=32))
-        labels = {bits: self.b.label(f"{hint}{bits}") for bits in sizes}
-        for bits in sizes[:-1]:
-            self.a.cmp(kb.w32, Imm(bits))
-            self.a.je(labels[bits])
-        for bits in sizes[-1:] + sizes[:-1]:          # the last size falls through
-            self.b.bind(labels[bits])
-            body(bits)
-            self.a.jmp(join)
-        self.b.bind(join)
 
-    def aes_any_size(self, x: Reg) -> None:
-        """One block through AES for the key size init stored."""
-        self.per_key_size("aes", lambda bits: self.aes([x], bits), self.b.label("aes_done"))
 
     # --- GHASH -----------------------------------------------------------------------
     def power(self, i: int, width: int = 128, field: str = "H_POWERS") -> Mem:
@@ -464,84 +432,10 @@ class Body:
         if clear:
             self.v.store(self.f("PENDING"), self.zero_vec())
 
-    def flush_pending(self, x: Reg, length_field: str, *, clear: bool) -> None:
-        """Hash PENDING when the length so far ends inside a block."""
-        done = self.b.label("flushed")
-        t = self.b.gp()
-        self.a.mov(t, self.f(length_field, width=64))
-        self.a.test(t, Imm(15))
-        self.a.je(done)
-        self.hash_pending(x, clear=clear)
-        self.b.bind(done)
 
-    def absorb(self, ptr: Reg, length: Reg, length_field: str) -> None:
-        """Hash length bytes at ptr as the continuation of a stream whose byte count so far
-        is length_field (which grows by length). ptr and length are consumed."""
-        a, b = self.a, self.b
-        x = b.xmm()
-        self.v.load(x, self.f("HASH"))
-        part = b.gp()
-        a.mov(part, self.f(length_field, width=64))
-        a.add(self.f(length_field, width=64), length)
-        b.emit("and", part, Imm(15))
-        whole, done = b.label("whole"), b.label("absorbed")
-        a.je(whole)
-        with b.phase("tail"):
-            n = b.gp()
-            a.mov(n, Imm(16))
-            a.sub(n, part)
-            a.cmp(n, length)
-            a.cmova(n, length)                       # n = min(16 - part, length)
-            src, dst = b.gp(), self.addr("PENDING", part)
-            a.mov(src, ptr)
-            short_move(b, n, src=src, dst=dst)
-            a.add(ptr, n)
-            a.sub(length, n)
-            a.add(part, n)
-            a.cmp(part, Imm(16))
-            a.jne(done)                              # still inside the block: length is 0
-            self.hash_pending(x, clear=True)
-        b.bind(whole)
-        for n_blocks in sorted({self.k.hash_batch, 1}, reverse=True):
-            top, next_ = b.label(f"hash{n_blocks}"), b.label(f"hashed{n_blocks}")
-            b.bind(top)
-            with b.phase("loop"):
-                a.cmp(length, Imm(16 * n_blocks))
-                a.jb(next_)
-            self.hash_blocks(x, ptr, n_blocks)
-            with b.phase("loop"):
-                a.add(ptr, Imm(16 * n_blocks))
-                a.sub(length, Imm(16 * n_blocks))
-                a.jmp(top)
-            b.bind(next_)
-        with b.phase("tail"):
-            a.test(length, length)
-            a.je(done)
-            short_move(b, length, src=ptr, dst=self.addr("PENDING"))
-        b.bind(done)
-        self.v.store(self.f("HASH"), x)
 
-    def begin_data(self) -> None:
-        """Close the AAD: hash its unfinished block, once, when the first data arrives."""
-        a, b = self.a, self.b
-        done = b.label("in_data")
-        a.cmp(self.f("IN_DATA", width=64), Imm(0))
-        a.jne(done)
-        x = b.xmm()
-        self.v.load(x, self.f("HASH"))
-        self.flush_pending(x, "AAD_LEN", clear=True)
-        self.v.store(self.f("HASH"), x)
-        a.mov(self.f("IN_DATA", width=64), Imm(1))
-        b.bind(done)
 
     # --- the data path -------------------------------------------------------------------
-    def check_room(self, length: Reg, fail: Label) -> None:
-        """Jump to fail when length more message bytes would pass SP 800-38D's limit."""
-        room = self.b.gp()
-        self.a.movabs(room, Imm(MAX_MESSAGE))
-        self.a.sub(room, self.f("MSG_LEN", width=64))
-        self.a.cmp(length, room)
-        self.a.ja(fail)
 
     def call_data(self, inp, length, out, *, decrypt: bool, final: bool = False) -> None:
         """Run the data path (build_data's function) on in, length, out (registers or
@@ -555,44 +449,6 @@ class Body:
             self.a.mov(gp(name), value)
         self.a.call(Label(self.k.spec.symbol(DATA_PATH[decrypt])))
 
-    def crypt(self, inp: Reg, length: Reg, out: Reg, *, decrypt: bool,
-              final: Reg | None = None) -> None:
-        """out = in ^ keystream over length bytes, hashing the ciphertext; continues the
-        stream at MSG_LEN. The caller has checked the length. On zmm, ``final`` (0 or 1)
-        says the call holds the whole message: HASH ends as the GHASH of AAD, ciphertext
-        and the length block (SP 800-38D 7.1 step 5), the tag before E_K(J0)."""
-        a, b, v = self.a, self.b, self.v
-        self.begin_data()
-        x = b.xmm()
-        v.load(x, self.f("HASH"))
-        part = b.gp()
-        a.mov(part, self.f("MSG_LEN", width=64))
-        a.add(self.f("MSG_LEN", width=64), length)
-        b.emit("and", part, Imm(15))
-        bulk, saved = b.label("bulk"), b.label("saved")
-        a.je(bulk)
-        with b.phase("tail"):                      # finish the block the last call began
-            n = b.gp()
-            a.mov(n, Imm(16))
-            a.sub(n, part)
-            a.cmp(n, length)
-            a.cmova(n, length)
-            src, dst = b.gp(), b.gp()
-            a.mov(src, inp)
-            a.mov(dst, out)
-            short_move(b, n, src=src, dst=dst, xor=self.addr("KEYSTREAM", part),
-                       record=self.addr("PENDING", part), record_input=decrypt)
-            a.add(inp, n)
-            a.add(out, n)
-            a.sub(length, n)
-            a.add(part, n)
-            a.cmp(part, Imm(16))
-            a.jne(saved)
-            self.hash_pending(x, clear=True)
-        b.bind(bulk)
-        self.per_key_size("data", lambda bits: self._crypt_size(bits, x, inp, length, out,
-                                                                decrypt, final), saved)
-        v.store(self.f("HASH"), x)
 
     def _counters(self, c: Reg, n: int) -> list[Reg]:
         """n registers of counter blocks from c (byte-reversed, one counter a lane, the
@@ -850,7 +706,7 @@ class Body:
             self._face_refresh(wide.view(128), bits)
             a.jmp(top)
 
-    def _crypt_size(self, bits: int, x: Reg, inp: Reg, length: Reg, out: Reg,
+    def crypt_size(self, bits: int, x: Reg, inp: Reg, length: Reg, out: Reg,
                     decrypt: bool, final: Reg | None) -> None:
         """The data path for one key size. Batches of k.batch registers are stitched: the AES
         rounds of a batch run beside the GHASH of ciphertext already in memory, the
@@ -865,7 +721,7 @@ class Body:
 
     def _crypt_blocks(self, bits: int, x: Reg, wide: Reg, inp: Reg, length: Reg, out: Reg,
                       decrypt: bool, final: Reg | None) -> None:
-        """_crypt_size's work from the loaded counter (lane 0 of ``wide``) on."""
+        """crypt_size's work from the loaded counter (lane 0 of ``wide``) on."""
         a, b, v = self.a, self.b, self.v
         lanes, width = self.k.lanes, self.k.spec.width
         c = wide.view(128)
@@ -1188,32 +1044,37 @@ class Body:
             b.bind(unreduced)
 
     # --- nonce and tag -----------------------------------------------------------------
-    def start(self, nonce: Reg, nonce_len: Reg) -> None:
-        """J0 from the nonce (SP 800-38D 7.1 step 2), E_K(J0), the counter and a fresh hash
-        state. The caller has checked nonce_len >= 1 and that a key is set."""
-        a, b, v = self.a, self.b, self.v
-        z = self.zero_vec()
-        for name in ("HASH", "PENDING"):
-            v.store(self.f(name), z)
-        for name in ("AAD_LEN", "MSG_LEN", "IN_DATA"):
-            a.mov(self.f(name, width=64), Imm(0))
+    def reset_hash(self) -> None:
+        """A new message's hash state beside HASH (the byte-sliced streams)."""
         if self.streams is not None:
             self.streams.reset("STREAMS", "HASHED")
-        long_nonce, have_j0 = b.label("long_nonce"), b.label("have_j0")
-        j0 = b.xmm()
-        a.cmp(nonce_len, Imm(12))
-        a.jne(long_nonce)
-        counter_block(self, nonce_block(self, nonce), 1, j0)   # J0 = nonce || 0^31 || 1
-        a.jmp(have_j0)
-        b.bind(long_nonce)                          # J0 = GHASH(nonce || 0 pad || 0^64 || [len]64)
-        bits_len = b.gp()
-        a.mov(bits_len, nonce_len)
-        a.shl(bits_len, Imm(3))
-        self.absorb(nonce, nonce_len, "MSG_LEN")
-        x = b.xmm()
-        v.load(x, self.f("HASH"))
-        self.flush_pending(x, "MSG_LEN", clear=True)
-        lens = b.xmm()
+
+    def keep_hash_key(self, h: Reg) -> None:
+        """What the hash engine keeps of H = E_K(0^128) (h, block order): the powers of H
+        in the carry-less engine's form, the byte-sliced engine's matrices, the tables."""
+        k, v = self.k, self.v
+        if self.streams is not None:
+            self.streams.setup(h)
+        elif self.lookup is not None:
+            self.lookup.setup(h)
+        else:
+            ht = self.hash.hash_key(h)
+            p = ht
+            for i in range(1, k.table_powers + 1):
+                if i > 1:
+                    p = self.hash.dot(p, ht)
+                v.store(self.power(i), p)
+                if k.karatsuba:
+                    v.store(self.power(i, field="H_KARATSUBA"), self.hash.karatsuba_key(p))
+
+    def j0_from_nonce12(self, nonce: Reg, j0: Reg) -> None:
+        counter_block(self, nonce_block(self, nonce), 1, j0)
+
+    def j0_from_hash(self, x: Reg, bits_len: Reg, j0: Reg) -> None:
+        """J0 = the hash X of a long nonce's blocks, with the block 0^64 || [len]64 (the
+        nonce's length in bits) hashed last, in block order."""
+        v = self.v
+        lens = self.b.xmm()
         v.from_gp64(lens, bits_len)
         if self.streams is not None:
             v.shuffle_bytes(lens, lens, self.hash.bswap_mask())
@@ -1224,11 +1085,12 @@ class Body:
             v.xor(x, x, lens)
             h = self.times_h(x)
             v.shuffle_bytes(j0, h, self.hash.bswap_mask())
-        z2 = self.zero_vec()
-        v.store(self.f("HASH"), z2)
-        a.mov(self.f("MSG_LEN", width=64), Imm(0))
-        b.bind(have_j0)
-        self.begin_message(j0)
+
+    def takes_short_path(self, *args) -> None:
+        short.takes_short_path(self, *args)
+
+    def short_record(self, *args, **kw) -> Reg:
+        return short.short_record(self, *args, **kw)
 
     def begin_message(self, j0: Reg) -> None:
         """What every message starts from J0: the counter J0 + 1, FACE's check of the
@@ -1343,264 +1205,7 @@ class Body:
         short_move(b, tag_len, src=self.addr("SCRATCH"), dst=tag_out, largest=16)
         b.bind(done)
 
-    def tag_differs(self, tag_in: Reg, tag_len: Reg, tag: Reg | None = None) -> None:
-        """eax = 0 when the first tag_len bytes of the tag (``tag``, else the stream's)
-        match tag_in, else -1; the bytes are compared without a branch on them."""
-        self.v.store(self.f("SCRATCH"), self.finish() if tag is None else tag)
-        diff = self.b.gp()
-        self.a.xor(diff, diff)
-        short_differ(self.b, tag_len, a=tag_in, other=self.addr("SCRATCH"), diff=diff)
-        self.a.neg(diff)                            # CF = (diff != 0)
-        self.b.emit("sbb", gp("eax"), gp("eax"))     # eax = -CF
 
-    def zero_out(self, out: Reg, length: Reg) -> None:
-        """out[0..length) = 0 (a rejected open)."""
-        a, b = self.a, self.b
-        top, tail = b.label("zero16"), b.label("zero_tail")
-        b.bind(top)
-        a.cmp(length, Imm(16))
-        a.jb(tail)
-        a.mov(Mem(64, base=out), Imm(0))
-        a.mov(Mem(64, base=out, disp=8), Imm(0))
-        a.add(out, Imm(16))
-        a.sub(length, Imm(16))
-        a.jmp(top)
-        b.bind(tail)
-        short_zero(b, length, dst=out)
-
-
-# ====================================================================================
-# the entry points
-# ====================================================================================
-def build_init(k: GcmKernel) -> Function:
-    g = k.body("init", "init(ctx, key, key_len): expand the key, H = E_K(0) and what the "
-                       f"hash keeps of it ({k.spec.hash}).\n"
-                       "Returns 0, or -1 for a key length not built in (ctx unchanged).")
-    a, b, v = g.a, g.b, g.v
-    b.function.returns_value = True
-    ctx, key, key_len = g.args(3)
-    fail, accepted, hashed = b.label("refuse"), b.label("accepted"), b.label("hash_key")
-    accept_key_length(g.isa, b, key_len, k.spec.key_bits, accepted)
-    a.jmp(fail)
-    b.bind(accepted)
-    with b.phase("clear_context"):                  # a new key forgets all of the old
-        zero_context(b, v, ctx, k.layout.size, k.spec.width, aligned=k.spec.width == 128)
-    expand_by_size(g.isa, b, key_len, k.spec.key_bits, g.f("KEY_BITS", width=32), hashed,
-                   lambda bits: k.engine.expand_key(k, b, ctx, key, bits))
-    b.bind(hashed)
-    if k.face_rounds:                               # no table yet: a tag no counter has
-        a.mov(g.f("FACE_TAG_HI", width=64), Imm(ctx_layout.NO_TABLE))
-    with b.phase("hash_key"):
-        h = g.zero_vec()
-        g.aes_any_size(h)
-        if g.streams is not None:
-            g.streams.setup(h)
-        elif g.lookup is not None:
-            g.lookup.setup(h)
-        else:
-            ht = g.hash.hash_key(h)
-            p = ht
-            for i in range(1, k.table_powers + 1):
-                if i > 1:
-                    p = g.hash.dot(p, ht)
-                v.store(g.power(i), p)
-                if k.karatsuba:
-                    v.store(g.power(i, field="H_KARATSUBA"), g.hash.karatsuba_key(p))
-    g.returns(0)
-    g.returns(-1, fail)
-    b.function.scrub_vectors = True
-    return b.build()
-
-
-def _entry(k: GcmKernel, entry: str, doc: str, nargs: int, body) -> Function:
-    """An entry point that returns 0, or -1 from the label ``refuse``: body(g, args,
-    refuse) emits the work and returns True when it wrote its own return."""
-    g = k.body(entry, doc)
-    g.b.function.returns_value = True
-    args = g.args(nargs)
-    refuse = g.b.label("refuse")
-    if not body(g, args, refuse):
-        g.returns(0)
-    g.returns(-1, refuse)
-    g.b.function.scrub_vectors = True
-    return g.b.build()
-
-
-def build_start(k: GcmKernel) -> Function:
-    def body(g, args, refuse):
-        ctx, nonce, nonce_len = args
-        g.a.test(nonce_len, nonce_len)
-        g.a.je(refuse)
-        g.check_keyed(refuse)
-        g.start(nonce, nonce_len)
-    return _entry(k, "start", "start(ctx, nonce, nonce_len): begin a message under this "
-                  "nonce.\nReturns 0, or -1 for nonce_len 0 or a context without a key.", 3, body)
-
-
-def build_aad(k: GcmKernel) -> Function:
-    def body(g, args, refuse):
-        ctx, ptr, length = args
-        g.a.cmp(g.f("IN_DATA", width=64), Imm(0))
-        g.a.jne(refuse)
-        room = g.b.gp()
-        g.a.movabs(room, Imm(MAX_AAD))
-        g.a.sub(room, g.f("AAD_LEN", width=64))
-        g.a.cmp(length, room)
-        g.a.ja(refuse)
-        g.absorb(ptr, length, "AAD_LEN")
-    return _entry(k, "aad", "aad(ctx, aad, len): hash more additional data; any piece "
-                  "lengths.\nReturns 0, or -1 after data began or past 2^61 - 1 bytes of AAD.",
-                  3, body)
-
-
-def build_data(k: GcmKernel, decrypt: bool) -> Function:
-    """The data path of one direction, a function of this file only (no .globl): the
-    entry points check lengths, then call it."""
-    entry = DATA_PATH[decrypt]
-    final = ("\nfinal = 1 (seal, open: the whole message) leaves in HASH the GHASH with the "
-             "length block." if k.masked_tails else "")
-    g = k.body(entry, f"{entry}(ctx, in, len, out{', final' if final else ''}): out = in ^ "
-                      f"keystream and the GHASH of the ciphertext over len bytes, {k.batch} "
-                      f"registers of blocks and one reduction a loop.{final}\nCalled by "
-                      f"{'open and decrypt' if decrypt else 'seal and encrypt'} after their "
-                      f"checks; not exported.")
-    if k.masked_tails:
-        _, inp, length, out, final = g.args(5)
-    else:
-        (_, inp, length, out), final = g.args(4), None
-    g.crypt(inp, length, out, decrypt=decrypt, final=final)
-    g.a.ret()
-    g.b.function.scrub_vectors = True
-    g.b.function.exported = False
-    return g.b.build()
-
-
-def build_crypt(k: GcmKernel, decrypt: bool) -> Function:
-    entry = "decrypt" if decrypt else "encrypt"
-
-    def body(g, args, refuse):
-        ctx, inp, length, out = args
-        g.check_room(length, refuse)
-        g.call_data(inp, length, out, decrypt=decrypt)
-    return _entry(k, entry, f"{entry}(ctx, in, len, out): GCM {entry}ion of the next len "
-                  f"bytes.\nReturns 0, or -1 past 2^36 - 32 message bytes (nothing written).",
-                  4, body)
-
-
-def build_finish_seal(k: GcmKernel) -> Function:
-    def body(g, args, refuse):
-        ctx, tag, tag_len = args
-        g.check_tag_len(tag_len, refuse)
-        g.write_tag(tag, tag_len)
-    return _entry(k, "finish_seal", "finish_seal(ctx, tag, tag_len): write the first tag_len "
-                  "bytes of the tag.\nReturns 0, or -1 for tag_len outside 4..16.", 3, body)
-
-
-def build_finish_open(k: GcmKernel) -> Function:
-    def body(g, args, refuse):
-        ctx, tag, tag_len = args
-        g.check_tag_len(tag_len, refuse)
-        g.tag_differs(tag, tag_len)
-        g.a.ret()
-        return True
-    return _entry(k, "finish_open", "finish_open(ctx, tag, tag_len): 0 when the tag matches "
-                  "(compared in constant time), else -1.", 3, body)
-
-
-def build_seal(k: GcmKernel) -> Function:
-    def body(g, args, refuse):
-        ctx, nonce, nonce_len, aad, aad_len, inp = args
-        g.a.test(nonce_len, nonce_len)
-        g.a.je(refuse)
-        g.check_tag_len(g.stack_arg("tag_len"), refuse)
-        g.above(aad_len, MAX_AAD, refuse)
-        g.above(g.stack_arg("len"), MAX_MESSAGE, refuse)
-        g.check_keyed(refuse)
-        general, record, data = (g.b.label(n) for n in ("general", "record", "data"))
-        length = g.stack_arg("len")
-        if k.short_records:
-            takes_short_path(g, nonce_len, aad_len, length, general, record)
-            tag = short_record(g, nonce, aad, aad_len, inp, length, g.stack_arg("out"),
-                               decrypt=False)
-            g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"), tag)
-            g.returns(0)
-            g.b.bind(record)
-            g.start_record(nonce, aad, aad_len)
-            g.a.jmp(data)
-        g.b.bind(general)
-        g.start(nonce, nonce_len)
-        g.absorb(aad, aad_len, "AAD_LEN")
-        g.b.bind(data)
-        g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=False, final=True)
-        g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"), g.one_shot_tag())
-    return _entry(k, "seal", "seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, "
-                  "tag_len):\none-shot GCM encryption. Returns 0, or -1 for a length out of "
-                  "range (nothing written).", 6, body)
-
-
-def build_open(k: GcmKernel) -> Function:
-    g = k.body("open", "open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):\n"
-                       "one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for "
-                       "a wrong tag or a length out of range (for len past the limit nothing "
-                       "is written).")
-    a, b = g.a, g.b
-    b.function.returns_value = True
-    ctx, nonce, nonce_len, aad, aad_len, inp = g.args(6)
-    refuse, reject, done = b.label("refuse"), b.label("reject"), b.label("done")
-    g.above(g.stack_arg("len"), MAX_MESSAGE, refuse)
-    a.test(nonce_len, nonce_len)
-    a.je(reject)
-    g.check_tag_len(g.stack_arg("tag_len"), reject)
-    g.above(aad_len, MAX_AAD, reject)
-    g.check_keyed(reject)
-    general, record, data = (b.label(n) for n in ("general", "record", "data"))
-    length = g.stack_arg("len")
-    if k.short_records:
-        takes_short_path(g, nonce_len, aad_len, length, general, record)
-        tag = short_record(g, nonce, aad, aad_len, inp, length, g.stack_arg("out"),
-                           decrypt=True)
-        g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"), tag)
-        a.test(gp("rax"), gp("rax"))
-        a.je(done)
-        a.jmp(reject)
-        b.bind(record)
-        g.start_record(nonce, aad, aad_len)
-        a.jmp(data)
-    b.bind(general)
-    g.start(nonce, nonce_len)
-    g.absorb(aad, aad_len, "AAD_LEN")
-    b.bind(data)
-    g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=True, final=True)
-    g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"), g.one_shot_tag())
-    a.test(gp("rax"), gp("rax"))
-    a.je(done)
-    b.bind(reject)                                  # plaintext never stays in out
-    g.zero_out(g.stack_arg("out"), g.stack_arg("len"))
-    g.returns(-1)
-    g.returns(-1, refuse)
-    b.bind(done)
-    a.ret()
-    b.function.scrub_vectors = True
-    return b.build()
-
-
-def build_wipe(k: GcmKernel) -> Function:
-    g = k.body("wipe", f"wipe(ctx): zero all {k.layout.size} bytes of the context.")
-    (ctx,) = g.args(1)
-    zero_context(g.b, g.v, ctx, k.layout.size, k.spec.width, aligned=k.spec.width == 128)
-    g.a.ret()
-    g.b.function.scrub_vectors = True
-    return g.b.build()
-
-
-def build_all(k: GcmKernel) -> dict[str, Function]:
-    return {
-        "init": build_init(k), "seal": build_seal(k), "open": build_open(k),
-        "start": build_start(k), "aad": build_aad(k), "encrypt": build_crypt(k, False),
-        "decrypt": build_crypt(k, True), "finish_seal": build_finish_seal(k),
-        "finish_open": build_finish_open(k), "wipe": build_wipe(k),
-        "encrypt_data": build_data(k, False), "decrypt_data": build_data(k, True),
-    }
 
 
 def build_kernel(spec: KernelSpec) -> BuiltKernel:
