@@ -5,11 +5,16 @@ from there rather than from this file.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# pytest runs its own workers on every CPU (-n): a set's kernels compile in one process, in
+# pytest and in the `aesgen generate` it starts (tests that give -j say so themselves)
+os.environ.setdefault("AESGEN_JOBS", "1")
 
 # The console script installed beside the interpreter that runs pytest (the venv's).
 AESGEN = Path(sys.executable).with_name("aesgen")

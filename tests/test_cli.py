@@ -16,9 +16,9 @@ from aesgen.targets import all_presets, choose_native_preset, host_features_from
 PRESETS = all_presets()
 
 
-def aesgen(exe: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+def aesgen(exe: Path, *args: str, cwd: Path, timeout: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run([str(exe), *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=timeout)
 
 
 def tree(root: Path) -> list[str]:
@@ -123,9 +123,12 @@ def test_method_the_preset_lacks(tmp_path):
 
 
 def test_output_under_a_file(aesgen_exe, tmp_path):
+    """Output folders that cannot be written fail before a kernel is compiled: in seconds,
+    where a whole set takes a minute (the timeout), and with nothing written."""
     (tmp_path / "afile").write_text("keep me\n")
     for out in ("afile/set", "afile/deeper/set"):
-        proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "-o", out, cwd=tmp_path)
+        proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "-o", out, cwd=tmp_path,
+                      timeout=20)
         assert_one_error_line(proc, str(tmp_path / out))
     assert tree(tmp_path) == ["afile"]
     assert (tmp_path / "afile").read_text() == "keep me\n"
@@ -133,7 +136,8 @@ def test_output_under_a_file(aesgen_exe, tmp_path):
 
 def test_output_is_a_file(aesgen_exe, tmp_path):
     (tmp_path / "afile").write_text("keep me\n")
-    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "-o", "afile", cwd=tmp_path)
+    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "-o", "afile", cwd=tmp_path,
+                  timeout=20)
     assert_one_error_line(proc, str(tmp_path / "afile"), "not a folder")
     assert tree(tmp_path) == ["afile"]
     assert (tmp_path / "afile").read_text() == "keep me\n"
@@ -141,7 +145,7 @@ def test_output_is_a_file(aesgen_exe, tmp_path):
 
 def test_output_in_proc(aesgen_exe, tmp_path):
     proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "-o", "/proc/aesgen-out",
-                  cwd=tmp_path)
+                  cwd=tmp_path, timeout=20)
     assert_one_error_line(proc, "/proc/aesgen-out")
     assert not Path("/proc/aesgen-out").exists()
     assert not [p for p in Path("/proc").iterdir() if p.name.startswith(".aesgen-out")]
@@ -155,7 +159,9 @@ def test_failed_write_leaves_an_existing_set_untouched(aesgen_exe, tmp_path):
     out.mkdir()
     (out / "aesgen.h").write_text("old header\n")
     (out / "manifest.json").mkdir()                 # cannot be replaced by a file
-    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "-o", "dest", cwd=tmp_path)
+    # (a set of one kernel is enough: this is about writing, found out after compiling)
+    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "--method", "aesni",
+                  "--mode", "ctr", "--face", "none", "-o", "dest", cwd=tmp_path)
     assert_one_error_line(proc, str(out))
     assert tree(tmp_path) == ["dest", "dest/aesgen.h", "dest/manifest.json"]
     assert (out / "aesgen.h").read_text() == "old header\n"
@@ -163,7 +169,8 @@ def test_failed_write_leaves_an_existing_set_untouched(aesgen_exe, tmp_path):
 
 # --- generate -----------------------------------------------------------------------------
 def test_generate_with_defaults(aesgen_exe, tmp_path):
-    proc = aesgen(aesgen_exe, "generate", cwd=tmp_path)
+    # every kernel of the native preset: minutes on a loaded CI machine
+    proc = aesgen(aesgen_exe, "generate", cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
     from aesgen import cpuid
     ident = cpuid.identity()
@@ -206,6 +213,20 @@ def test_generate_one_kernel_with_prefix(aesgen_exe, tmp_path):
     assert "aes192" not in text and "aes256" not in text and "aes128" in text
     assert tree(tmp_path) == ["out", "out/x86-64-v2"] + [f"out/x86-64-v2/{n}"
                                                              for n in names]
+
+
+def test_jobs_do_not_change_the_output(aesgen_exe, tmp_path):
+    """-j 1 (compiled in this process) and -j 3 (three processes) write the same bytes."""
+    args = ("generate", "--cpu", "x86-64-v2", "--keys", "128", "--face", "r2")
+    one = aesgen(aesgen_exe, *args, "-j", "1", "-o", "one", cwd=tmp_path)
+    three = aesgen(aesgen_exe, *args, "-j", "3", "-o", "three", cwd=tmp_path)
+    assert one.returncode == 0 and three.returncode == 0, (one.stderr, three.stderr)
+    names = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "three").iterdir())
+    assert len(names) == 9
+    for name in names:
+        a = (tmp_path / "one" / name).read_text().replace("-j 1 -o one", "")
+        assert a == (tmp_path / "three" / name).read_text().replace("-j 3 -o three", ""), name
 
 
 def test_regenerating_removes_files_the_old_manifest_listed(aesgen_exe, tmp_path):

@@ -215,19 +215,23 @@ def list_command() -> None:
               metavar="LEVEL[,LEVEL]", help="FACE levels: none, r1, r2.")
 @click.option("--mode", "modes", default=None, metavar="MODE[,MODE]",
               help="Modes: ctr (keystream kernels), gcm (AES-GCM AEAD kernels, where the "
-                   "preset has PCLMULQDQ, or GFNI and AVX2 for a GHASH without it). "
-                   "Default: every mode the preset has.")
+                   "preset has PCLMULQDQ, or GFNI and AVX2 for a GHASH without it; the table "
+                   "method's with lookup tables). Default: every mode the preset has.")
 @click.option("--keys", default="128,192,256", show_default=True, metavar="BITS[,BITS]",
               help="Key sizes init accepts (others return -1).")
 @click.option("--prefix", default="aesgen_", show_default=True,
               help="Prefix of every exported symbol and type.")
 @click.option("-o", "--output", default=None, metavar="DIR",
               help="Output folder (default: out/<preset>).")
-def generate(cpu, methods, faces, keys, prefix, output, modes) -> None:
+@click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), metavar="N",
+              help="Processes compiling kernels (default 0: one a CPU; the output is the "
+                   "same for any N).")
+def generate(cpu, methods, faces, keys, prefix, output, modes, jobs) -> None:
     """Generate .S kernels, aesgen.h, the registry and manifest.json for one CPU preset."""
     import re
 
-    from .emit.generate import GenerateRequest, OutputError, render_set, write_set
+    from .emit.generate import (GenerateRequest, OutputError, check_output_folder, render_set,
+                                write_set)
     from .passes.regalloc import AllocationError
 
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
@@ -271,7 +275,14 @@ def generate(cpu, methods, faces, keys, prefix, output, modes) -> None:
     req = GenerateRequest(preset, chosen_methods, chosen_faces, chosen_keys, prefix, command,
                           chosen_modes)
     try:
-        files = render_set(req)
+        check_output_folder(out_dir)            # before the minutes of compiling
+    except OutputError as e:
+        raise UserError(str(e))
+
+    def progress(done: int, total: int, name: str) -> None:
+        click.echo(f"\r[{done}/{total}] {name:<40}", nl=done == total, err=True)
+    try:
+        files = render_set(req, jobs or None, progress if sys.stderr.isatty() else None)
     except (ValueError, AllocationError) as e:
         raise UserError(f"cannot generate for preset {preset.name}: {e}")
     manifest = json.loads(files["manifest.json"])

@@ -127,10 +127,66 @@ def kernel_file_name(spec: KernelSpec) -> str:
     return f"{spec.file_stem}.S"
 
 
-def render_set(req: GenerateRequest) -> dict[str, str]:
-    """File name -> text for the whole set; nothing touches the disk here."""
+def available_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:                      # not Linux
+        return os.cpu_count() or 1
+
+
+def compile_all(specs: list[KernelSpec], jobs: int | None = None,
+                progress=None) -> list[CompiledKernel]:
+    """compile_kernel of every spec, in ``jobs`` processes (default: one a CPU this process
+    may use), in the order given; progress(done, total, name) after each. Each kernel is
+    compiled on its own, so the result does not depend on the number of processes."""
+    jobs = min(jobs or int(os.environ.get("AESGEN_JOBS", "0")) or available_cpus(),
+               len(specs))
+    if jobs <= 1:
+        out = []
+        for n, spec in enumerate(specs, 1):
+            out.append(compile_kernel(spec))
+            if progress:
+                progress(n, len(specs), spec.name)
+        return out
+    import concurrent.futures
+    import multiprocessing
+
+    with concurrent.futures.ProcessPoolExecutor(
+            jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(compile_kernel, spec): i for i, spec in enumerate(specs)}
+        results: list = [None] * len(specs)
+        for n, done in enumerate(concurrent.futures.as_completed(futures), 1):
+            i = futures[done]
+            results[i] = done.result()
+            if progress:
+                progress(n, len(specs), specs[i].name)
+    return results
+
+
+def check_output_folder(out_dir: Path) -> None:
+    """Fail now, before any kernel is compiled, when the set could not be written to
+    out_dir: a file there, or no folder that can be created on the way to it (a file
+    in the path, a file system that refuses). Creates nothing that stays."""
+    out_dir = out_dir.absolute()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(f"cannot write to output folder {out_dir}: it is a file, not a folder")
+    existing = out_dir if out_dir.exists() else out_dir.parent
+    while not existing.exists():
+        existing = existing.parent
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=existing))
+    except OSError as e:
+        raise OutputError(f"cannot write to output folder {out_dir}: "
+                          f"{e.strerror or e}") from e
+
+
+def render_set(req: GenerateRequest, jobs: int | None = None,
+               progress=None) -> dict[str, str]:
+    """File name -> text for the whole set; nothing touches the disk here. The kernels
+    are compiled in ``jobs`` processes (compile_all)."""
     env = _environment()
-    compiled = [compile_kernel(spec) for spec in plan_kernels(req)]
+    compiled = compile_all(plan_kernels(req), jobs, progress)
     features = sorted(load_features(req.preset.arch).values(), key=lambda f: f.bit)
     macro_prefix = req.prefix.upper()
     common = {"command": req.command, "version": __version__, "preset": req.preset,
