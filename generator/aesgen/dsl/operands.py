@@ -38,7 +38,7 @@ A64_GP = "x"
 A64_VEC = "v"
 A64_SP = 31          # the stack pointer: only as a memory base or add/sub operand
 A64_ZR = 32          # xzr / wzr
-A64_ARRANGEMENTS = ("16b", "8h", "4s", "2d", "8b", "4h", "2s", "1d")
+A64_ARRANGEMENTS = ("16b", "8h", "4s", "2d", "8b", "4h", "2s", "1d", "1q")
 A64_SCALARS = ("q", "d", "s", "h", "b")
 A64_ELEMENT_BYTES = {"b": 1, "h": 2, "s": 4, "d": 8}
 
@@ -90,6 +90,7 @@ class Reg:
     h4 = property(lambda self: self.arrangement("4h"))
     s2 = property(lambda self: self.arrangement("2s"))
     d1 = property(lambda self: self.arrangement("1d"))
+    q1 = property(lambda self: self.arrangement("1q"))
     q = property(lambda self: self.arrangement("q"))
     d = property(lambda self: self.arrangement("d"))
     s = property(lambda self: self.arrangement("s"))

@@ -1,0 +1,1 @@
+"""GF(2^128) hash engines on AArch64."""
