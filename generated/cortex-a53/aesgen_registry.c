@@ -144,11 +144,18 @@ const aesgen_kernel *aesgen_best_kernel(void)
     return 0;
 }
 
-/* This set has no AEAD kernel: an array of one unused entry keeps C happy. */
-const aesgen_aead aesgen_aeads[1] = {{0}};
-const size_t aesgen_aead_count = 0;
-static const unsigned char aesgen_aead_is_zmm[1] = {0};
-static const unsigned char aesgen_aead_priority[1] = {0};
+const aesgen_aead aesgen_aeads[] = {
+    {"armv8-ce-gcm-none", "gcm", "armv8-ce", "none", 1,
+     AESGEN_CPU_ASIMD | AESGEN_CPU_AES | AESGEN_CPU_PMULL, 512,
+     1, SIZE_MAX, 4, 16,
+     aesgen_armv8_ce_gcm_none_init, aesgen_armv8_ce_gcm_none_seal, aesgen_armv8_ce_gcm_none_open, aesgen_armv8_ce_gcm_none_start, aesgen_armv8_ce_gcm_none_aad,
+     aesgen_armv8_ce_gcm_none_encrypt, aesgen_armv8_ce_gcm_none_decrypt, aesgen_armv8_ce_gcm_none_finish_seal, aesgen_armv8_ce_gcm_none_finish_open,
+     aesgen_armv8_ce_gcm_none_wipe},
+};
+const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
+static const unsigned char aesgen_aead_is_zmm[] = { 0 };
+/* fastest first: the order of the CTR kernel of the same method and FACE level */
+static const unsigned char aesgen_aead_priority[] = { 0 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

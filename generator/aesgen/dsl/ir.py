@@ -58,7 +58,7 @@ class Instruction:
     @property
     def is_call(self) -> bool:
         """A call of another function of the same file (its label is that function's symbol)."""
-        return self.name == "call"
+        return self.name in ("call", "bl")
 
     @property
     def is_jump(self) -> bool:

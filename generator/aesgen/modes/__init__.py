@@ -49,6 +49,8 @@ class ModeDescriptor:
     # (register width, encoding) -> the encoding its skeleton is written in instead
     encodings: tuple[tuple[tuple[int, str], str], ...] = ()
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
+    # (instruction set, FACE levels): where its skeleton builds fewer than ``faces``
+    arch_faces: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # (instruction set, method or "*", module with build_kernel(spec)): the first that fits
     skeletons: tuple[tuple[str, str, str], ...] = ()
     # counter policies (modes/counter.py) its skeletons take, the default first
@@ -78,7 +80,7 @@ GCM = ModeDescriptor(
             "tail"),
     oracle="OpenSSL EVP_aes_*_gcm",
     # gfni, bitsliced: the same skeleton over those round engines (no AES instruction)
-    methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced", "table"),
+    methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced", "table", "armv8-ce"),
     needs=(),
     # the carry-less multiply at the cipher's width (VPCLMULQDQ on ymm and zmm); PCLMULQDQ
     # on xmm beside a ymm cipher where the CPU has no VPCLMULQDQ; without a carry-less
@@ -90,11 +92,15 @@ GCM = ModeDescriptor(
             ("bytesliced", ((128, ("GFNI", "AVX2")), (256, ("GFNI", "AVX2")),
                             (512, ("GFNI", "AVX512F", "AVX512BW", "AVX512VL")))),
             # seed 004's 8 KiB of tables: for the table method alone (NOT constant time)
-            ("table", ((128, ("SSSE3", "SSE41")),))),
+            ("table", ((128, ("SSSE3", "SSE41")),)),
+            # AArch64: the Crypto Extension's PMULL/PMULL2 (gf128/aarch64/pmull.py)
+            ("pmull", ((128, ("PMULL",)),))),
     method_hashes=(("table", ("table",)),),
     # the skeleton keeps to 16 registers and VEX forms on xmm and ymm; zmm is EVEX with 32
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
-    skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),
+    skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),
+               ("aarch64", "armv8-ce", "aesgen.modes.gcm.aarch64")),
+    arch_faces=(("aarch64", ("none",)),),
     counters=("inc32",),
     nonce=(1, -1), tag=(4, 16))
 
@@ -131,6 +137,11 @@ def hash_engine_for(desc: ModeDescriptor, width: int, features,
         if needs is not None and set(needs) <= set(features):
             return name
     return None
+
+
+def faces_for(desc: ModeDescriptor, arch: str) -> tuple[str, ...]:
+    """The FACE levels the mode's skeleton for this instruction set builds."""
+    return dict(desc.arch_faces).get(arch, desc.faces)
 
 
 def encoding_for(desc: ModeDescriptor, width: int, encoding: str) -> str:

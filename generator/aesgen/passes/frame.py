@@ -4,14 +4,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..dsl.ir import Function, Instruction
-from ..dsl.operands import A64_GP, A64_VEC, SP, VEC, Imm, Mem, Reg, gp
+from ..dsl.operands import A64_GP, A64_VEC, SP, VEC, Imm, Mem, Reg, gp, xreg
 from ..isa.table import load_table
 from .abi import AbiSpec
 
 
-def _make(abi: AbiSpec, name: str, *operands, phase: str = "frame") -> Instruction:
+def _make(abi: AbiSpec, name: str, *operands, phase: str = "frame",
+          comment: str = "") -> Instruction:
     table = load_table(abi.isa)
-    return Instruction(table.match(name, operands), operands, phase, "frame")
+    return Instruction(table.match(name, operands), operands, phase, "frame", comment)
 
 
 def insert_frame(function: Function, abi: AbiSpec) -> Function:
@@ -75,13 +76,19 @@ def drop_self_moves(function: Function, abi: AbiSpec) -> Function:
 
 
 BTI_C = 34     # `bti c` is `hint #34`: a valid target of an indirect call (BLR)
+PACIASP = 25   # `paciasp`: sign x30 with the A key and sp as the modifier
+AUTIASP = 29   # `autiasp`: authenticate it (a fault when the stored address was changed)
 
 
 def insert_frame_a64(function: Function, abi: AbiSpec) -> Function:
-    """AAPCS64 frame of a leaf: after the entry's `bti c`, sp drops by a multiple of 16 and
-    the used callee-saved registers are stored (x19-x28 with stp/str, the low halves d8-d15
-    of v8-v15 likewise); before each ret they are loaded back and sp restored. lr (x30) and
-    x29 are never touched, so no return-address signing is needed and none is done.
+    """AAPCS64 frame: after the entry's `bti c`, sp drops by a multiple of 16 and the used
+    callee-saved registers are stored (x19-x28 with stp/str, the low halves d8-d15 of v8-v15
+    likewise); before each ret they are loaded back and sp restored. A leaf never touches
+    lr (x30) or x29. A function that calls another of its file (bl: GCM's entry points call
+    their data path) keeps x29 and x30 in the frame too, the return address signed before
+    it is stored (PACIASP) and authenticated after it is loaded back (AUTIASP). Memory
+    operands based on sp are written as at entry (the stack arguments at [sp], [sp, #8]);
+    the frame moves them by its size.
 
     With ``scrub_vectors`` every vector register the function used is zeroed (`eor v, v, v`)
     before each return, d8-d15 before their caller's values are reloaded.
@@ -90,6 +97,9 @@ def insert_frame_a64(function: Function, abi: AbiSpec) -> Function:
                  for r in ins.registers_read() + ins.registers_written()}
     saved = tuple(r for r in abi.callee_saved if r.key in used_keys)
     gps = [r.x for r in saved if r.cls == A64_GP]
+    calls = any(ins.is_call for ins in function.instructions())
+    if calls:
+        gps = [xreg(29), xreg(30)] + gps        # a call (bl) overwrites the return address
     vecs = [r.d for r in saved if r.cls == A64_VEC]
     size = (8 * (len(gps) + len(vecs)) + 15) // 16 * 16
     vectors = sorted(k[1] for k in used_keys if k[0] == A64_VEC)
@@ -107,14 +117,24 @@ def insert_frame_a64(function: Function, abi: AbiSpec) -> Function:
 
     prologue = []
     epilogue = []
+    if calls:
+        prologue.append(_make(abi, "hint", Imm(PACIASP), comment="paciasp"))
     if size:
         prologue.append(_make(abi, "sub", SP, SP, Imm(size)))
         prologue += slots(gps, 0, True) + slots(vecs, len(gps), True)
         epilogue += slots(gps, 0, False) + slots(vecs, len(gps), False)
         epilogue.append(_make(abi, "add", SP, SP, Imm(size)))
+    if calls:
+        epilogue.append(_make(abi, "hint", Imm(AUTIASP), comment="autiasp"))
     body = []
     for n, item in enumerate(function.body):
         is_ins = isinstance(item, Instruction)
+        if is_ins and size and any(isinstance(op, Mem) and op.base == SP
+                                   for op in item.operands):
+            # written as at entry (stack arguments at [sp], [sp, #8]): the frame moves them
+            item = replace(item, operands=tuple(
+                replace(op, disp=op.disp + size) if isinstance(op, Mem) and op.base == SP
+                else op for op in item.operands))
         if is_ins and item.name == "ret":
             if function.scrub_vectors:
                 for v in vectors:

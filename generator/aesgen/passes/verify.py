@@ -34,11 +34,16 @@ def verify_structure(function: Function, abi: AbiSpec) -> Function:
 
 def _verify_a64(function: Function) -> None:
     """x18 (platform register), x29 (frame pointer), x30 (link register) and sp stay out of
-    the lowering: the frame pass alone touches sp, and a leaf keeps lr untouched."""
-    from ..dsl.operands import A64_GP, A64_SP
+    the lowering: the frame pass alone changes sp and keeps lr; the one use of sp allowed is
+    as the base of a load of a stack argument (the frame pass moves its offset)."""
+    from ..dsl.operands import A64_GP, A64_SP, Mem
 
     for ins in function.instructions():
         regs = ins.registers_read() + ins.registers_written()
+        if ins.name == "ldr" and any(isinstance(op, Mem) and op.base is not None
+                                     and op.base.id == A64_SP and op.base.cls == A64_GP
+                                     and not op.writeback for op in ins.operands):
+            regs = [r for r in regs if not (r.cls == A64_GP and r.id == A64_SP)]
         for r in regs:
             if r.cls == A64_GP and r.id in (18, 29, 30, A64_SP):
                 name = {18: "x18 (platform register)", 29: "x29 (frame pointer)",

@@ -29,6 +29,18 @@ class A64Scalar:
             regs.append(v)
         return regs
 
+    def result_register(self) -> Reg:
+        """The register an entry's int result is in (x0; its low half w0)."""
+        return xreg(0)
+
+    def result_minus_one_unless_zero(self, b: KernelBuilder, r: Reg) -> None:
+        """The result = 0 when r is 0, else -1, without a branch on r: the top bit of
+        r | -r is set exactly when r is not 0, and an arithmetic shift spreads it."""
+        t = b.gp()
+        b.asm.neg(t, r)
+        b.emit("orr", t, t, r)
+        b.asm.asr(xreg(0), t, Imm(63))
+
     def result(self, b: KernelBuilder, value: int) -> None:
         """The int an entry returns: w0."""
         if value == -1:
@@ -45,6 +57,10 @@ class A64Scalar:
 
     def store(self, b: KernelBuilder, dst: Mem, src: Reg) -> None:
         b.asm.str(_view(src, dst.width), dst)
+
+    def store_zero_16(self, b: KernelBuilder, at: Reg) -> None:
+        """16 zero bytes at ``at``."""
+        b.asm.stp(XZR, XZR, Mem(128, base=at))
 
     def store_imm(self, b: KernelBuilder, dst: Mem, value: int) -> None:
         if value == 0:
@@ -108,12 +124,40 @@ class A64Scalar:
 
     # --- arithmetic and compares on 64-bit values (for bookkeeping of public numbers) -----
     def move(self, b: KernelBuilder, dst: Reg, src: Reg | int) -> None:
-        b.asm.mov(dst, Imm(src) if isinstance(src, int) else src)
+        """dst = a register or any 64-bit number (MOVZ/MOVK 16 bits at a time)."""
+        if not isinstance(src, int):
+            b.asm.mov(dst, src)
+            return
+        value = src & (2**64 - 1)
+        if value < 1 << 16:
+            b.asm.mov(dst, Imm(value))
+            return
+        first = True
+        for n in range(4):
+            part = (value >> (16 * n)) & 0xFFFF
+            if part:
+                (b.asm.movz if first else b.asm.movk)(dst, Imm(part), Imm(16 * n))
+                first = False
 
-    def _reg(self, b: KernelBuilder, x: Reg | Mem) -> Reg:
+    def clear(self, b: KernelBuilder, r: Reg) -> None:
+        """r = 0."""
+        b.asm.mov(r, Imm(0))
+
+    def add_to(self, b: KernelBuilder, dst: Mem, value: Reg) -> None:
+        """The u64 at dst += value."""
+        t = b.gp()
+        b.asm.ldr(t, dst)
+        b.asm.add(t, t, value)
+        b.asm.str(t, dst)
+
+    def _reg(self, b: KernelBuilder, x: Reg | Mem | int) -> Reg:
         if isinstance(x, Mem):
             t = b.gp()
-            b.asm.ldr(t, x)
+            b.asm.ldr(_view(t, x.width), x)
+            return _view(t, x.width)
+        if isinstance(x, int):
+            t = b.gp()
+            self.move(b, t, x)
             return t
         return x
 
@@ -136,7 +180,8 @@ class A64Scalar:
                      label: Label) -> None:
         """Branch to label when x cond y, unsigned: cond one of eq ne a ae b be."""
         x = self._reg(b, x)
-        b.asm.cmp(x, Imm(y) if isinstance(y, int) else self._reg(b, y))
+        small = isinstance(y, int) and 0 <= y < 4096
+        b.asm.cmp(x, Imm(y) if small else _view(self._reg(b, y), x.width))
         b.emit(self.CONDITIONS[cond], label)
 
     def jump_by_pair(self, b: KernelBuilder, first: Reg, second: Reg, base: Reg, disp: int,
@@ -158,6 +203,17 @@ class A64Scalar:
         t = b.gp()
         b.emit("and", t, r, Imm(mask))
         b.asm.cbnz(t, label)
+
+    def jump_unless_any_bits(self, b: KernelBuilder, r: Reg, mask: int, label: Label) -> None:
+        """Branch to label when r & mask is zero."""
+        t = b.gp()
+        b.emit("and", t, r, Imm(mask))
+        b.asm.cbz(t, label)
+
+    def mask_jump_if_zero(self, b: KernelBuilder, r: Reg, mask: int, label: Label) -> None:
+        """r &= mask; branch to label when that leaves 0."""
+        b.emit("and", r, r, Imm(mask))
+        b.asm.cbz(r, label)
 
     def low_byte(self, b: KernelBuilder, dst: Reg, src: Reg) -> None:
         """dst = src & 255."""

@@ -26,7 +26,6 @@ class PmullHash:
 
     def __init__(self, b: KernelBuilder) -> None:
         self.b, self.a = b, b.asm
-        self._poly: Reg | None = None
 
     def byte_reverse(self, dst: Reg, src: Reg) -> None:
         """dst = the 16 bytes of src in reverse order (block order <-> hash order)."""
@@ -49,10 +48,9 @@ class PmullHash:
 
     def poly(self) -> Reg:
         """0xC200000000000000 in the low half (clmul.POLY's high qword: PMULL multiplies
-        low halves); loaded once a function."""
-        if self._poly is None:
-            self._poly = self._constant("ghash_poly", POLY[8:] + POLY[:8])
-        return self._poly
+        low halves), loaded where it is used (a register kept from an earlier use could
+        lie on another path)."""
+        return self._constant("ghash_poly", POLY[8:] + POLY[:8])
 
     def hash_key(self, h: Reg) -> Reg:
         """H~ from H = E_K(0^128) in block order: ByteReverse, then doubled in POLYVAL's

@@ -30,6 +30,7 @@ public counter only.
 from __future__ import annotations
 
 from ...arch.aarch64.scalar import A64Scalar
+from ...arch.aarch64.zeroing import zero_context
 from ...dsl.builder import KernelBuilder
 from ...dsl.operands import Imm, Label, Mem, Reg
 from ...isa.table import load_table
@@ -83,18 +84,8 @@ class Kernel:
         return KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
 
     def zero_context(self, b: KernelBuilder, ctx: Reg) -> None:
-        """Store zeros over all ctx_size bytes (a multiple of 64), 64 bytes an iteration."""
-        a = b.asm
-        z, p, n = b.vec(128), b.gp(), b.gp()
-        a.movi(z.d2, Imm(0))
-        a.mov(p, ctx)
-        a.mov(n, Imm(self.layout.size // 64))
-        loop = b.label("zero")
-        b.bind(loop)
-        a.stp(z.q, z.q, _m(256, p, 32, wb="post"))
-        a.stp(z.q, z.q, _m(256, p, 32, wb="post"))
-        a.subs(n, n, Imm(1))
-        a.b_ne(loop)
+        """Store zeros over all ctx_size bytes (a multiple of 64)."""
+        zero_context(b, ctx, self.layout.size)
 
     def expand_key(self, b: KernelBuilder, ctx: Reg, key: Reg, bits: int) -> None:
         self.engine.expand_key(self, b, ctx, key, bits)

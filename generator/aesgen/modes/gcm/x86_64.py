@@ -21,9 +21,7 @@ from ...arch.x86_64.short_bytes import short_differ, short_move, short_zero
 from ...arch.x86_64.zeroing import zero_context
 from ...dsl.builder import KernelBuilder
 from ...dsl.operands import Imm, Label, Mem, Reg, gp, kmask
-from ...gf128.x86_64 import bytesliced
 from ...gf128.x86_64.bytesliced import ByteSlicedHash
-from ...gf128.x86_64 import table as table_hash
 from ...gf128.x86_64.clmul import ClmulHash, Products
 from ...gf128.x86_64.table import TableHash
 from ...isa.table import load_table
@@ -31,7 +29,6 @@ from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
 from ...kernels.face_fill import FaceRun, RunFields
-from ...kernels.fields import Field, FieldLayout
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.table_kernel import NOT_CONSTANT_TIME
 from ...kernels.vector_ops import VectorOps
@@ -39,6 +36,7 @@ from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
 from . import short_record as short
 from .short_record import SHORT_BLOCKS, counter_block, load_short, nonce_block
+from .layout import NO_WINDOW, gcm_layout
 from .skeleton import BATCH, DATA_PATH, GcmFrame, build_all
 
 ONE = (1).to_bytes(16, "little")
@@ -60,67 +58,7 @@ def tail_sizes(batch: int) -> list[int]:
 # sums, the FACE cache, a loaded power of H (found by the allocator: with 8 blocks and
 # Karatsuba, 11 keys allocate and 12 do not; with schoolbook, 9 and 10)
 ZMM_LOOP_REGISTERS = 7
-NO_WINDOW = -1                  # FACE_WINDOW when no window is cached (counter >> 8 < 2^24)
 SPILLED = 2                     # vector registers Body.rounds may keep in SPILL
-
-
-def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
-               karatsuba: bool = False, engine_extra: int = 0,
-               spill: int = 0, hash_engine: str = "clmul") -> FieldLayout:
-    """The GCM context: cipher section first (the round engines address ROUND_KEYS from 0),
-    then hash, mode and, with FACE, the cache and table of the counter's rounds. On zmm the
-    powers are followed by four zero slots, so a wide load of powers whose lanes reach past
-    H~^1 multiplies the (zero) blocks there by zero (the masked tail, _masked_tail)."""
-    zero_slots = 4 if lanes == 4 else 0
-    face_fields = [] if face == "none" else [
-        Field("face", "FACE_WINDOW", 8, 8, "counter >> 8 of the window FACE_CACHE holds; "
-              "NO_WINDOW when none"),
-        Field("face", "FACE_TAG_LO", 8, 8, "counter byte 10 the table is for "
-              "(kernels/face_fill.counter_tag)"),
-        Field("face", "FACE_TAG_HI", 8, 8, "counter bytes 0 and 5 the table is for"),
-        Field("face", "FILL_START", 8, 8, "in15 of the first filled table entry "
-              "(kernels/face_fill.py)"),
-        Field("face", "FILL_COUNT", 8, 8, "filled entries from FILL_START on; 256 = complete"),
-        Field("face", "FILL_BUDGET", 8, 8, "fill batches that may still store entries "
-              "(kernels/face_fill.py: admission on second sight)"),
-        Field("face", "FACE_CACHE", 16 * lanes, 16 * lanes,
-              f"state after round {FACE_ROUNDS[face]} of the window's in15 = 0 block, "
-              "once a lane"),
-        Field("face", "FACE_TABLE", 256 * 16, 64, f"T[v] = state after round "
-              f"{FACE_ROUNDS[face]} of the block with in15 = v, XOR FACE_CACHE"),
-    ]
-    engine_fields = [Field("cipher", "EXTRA", (engine_extra + 63) // 64 * 64, 64,
-                           "the round engine's own state (bit-sliced round keys, spill "
-                           "slots)")] if engine_extra else []
-    hash_fields = bytesliced.fields() if hash_engine == "bytesliced" else \
-        table_hash.fields() if hash_engine == "table" else [
-        Field("hash", "H_POWERS", 16 * (powers + zero_slots), 16,
-              "H~^n .. H~^1, highest first: one wide load gives a register's lanes their "
-              "powers (gf128/x86_64/clmul.py)" + (", then 4 zero slots" if zero_slots else "")),
-    ] + ([Field("hash", "H_KARATSUBA", 16 * (powers + zero_slots), 16,
-                "for each power, its two halves XORed (Karatsuba's middle key)"
-                + (", then 4 zero slots" if zero_slots else ""))] if karatsuba else [])
-    layout = FieldLayout.build(ctx_layout.CIPHER_FIELDS + engine_fields + hash_fields + (
-        [Field("mode", "TAIL", 128, 64,
-                                           "the last register's keystream and hashed blocks "
-                                           "(the masked tail's partial block is read here)")]
-         if zero_slots else []) + [
-        Field("mode", "TAG_MASK", 16, 16, "E_K(J0)"),
-        Field("mode", "COUNTER", 16, 16, "next counter block, byte-reversed"),
-        Field("mode", "HASH", 16, 16, "GHASH accumulator, byte-reversed (clmul; the "
-              "byte-sliced engine keeps STREAMS)"),
-        Field("mode", "PENDING", 16, 16, "bytes of the unfinished block, zero after them"),
-        Field("mode", "KEYSTREAM", 16, 16, "keystream of the partly used block"),
-        Field("mode", "SCRATCH", 16, 16, "J0 of a 12-byte nonce; the tag being written"),
-        Field("mode", "AAD_LEN", 8, 8, "AAD bytes so far"),
-        Field("mode", "MSG_LEN", 8, 8, "message bytes so far"),
-        Field("mode", "IN_DATA", 8, 8, "1 once encrypt or decrypt began (AAD closed)"),
-    ] + ([Field("mode", "SPILL", 64 * spill, 64, "registers of the data path kept here "
-                "while rounds that take every register run (Body.rounds)")] if spill else [])
-      + face_fields)
-    if layout.ROUND_KEYS != ctx_layout.ROUND_KEYS:
-        raise AssertionError("the round engines address the round keys at ROUND_KEYS")
-    return layout
 
 
 class GcmKernel:

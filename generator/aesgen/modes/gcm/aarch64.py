@@ -1,0 +1,370 @@
+"""AES-GCM (NIST SP 800-38D) on AArch64: the layers the GCM skeleton (skeleton.py: the entry
+points and the stream's state, written once) runs over, and the data path, over an A64
+round engine (kernels/a64/engines.py) and the PMULL hash engine (gf128/aarch64/pmull.py).
+
+In the context: COUNTER is the next counter block in block order; the data loop keeps it
+with each 32-bit lane's bytes reversed (REV32), so inc32 is an ADD of 1 to lane 3, wrapping
+mod 2^32 without touching bytes 0..11. HASH is the GHASH accumulator in hash order (the
+block byte-reversed, gf128/x86_64/clmul.py's representation).
+
+Arguments (AAPCS64): seal and open take ten, the first eight in x0-x7 and tag, tag_len on
+the stack at [sp] and [sp, #8] (the frame pass moves them past its own slots). The entry
+points call the data path of their direction (bl; passes/frame.py keeps x29, x30 then).
+
+A batch is 8 blocks: the counters, the engine's rounds with its round keys resident, the
+XOR with the input, then the batch's ciphertext hashed by H^8..H^1 and reduced once (the
+input, before the rounds, when decrypting: out may be in).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...arch.aarch64 import short_bytes
+from ...arch.aarch64.scalar import A64Scalar
+from ...arch.aarch64.zeroing import zero_context
+from ...dsl.builder import KernelBuilder
+from ...dsl.operands import SP, Imm, Label, Mem, Reg, xreg
+from ...gf128.aarch64.pmull import PmullHash
+from ...isa.table import load_table
+from ...kernels.a64.engine_choice import engine_for
+from ...kernels.spec import ROUNDS, KernelSpec
+from .. import BuiltKernel
+from .layout import gcm_layout
+from .skeleton import BATCH, DATA_PATH, GcmFrame, build_all
+
+STACK_ARG = {"tag": 0, "tag_len": 8}    # the 9th and 10th arguments of seal and open
+REGISTER_ARG = {"len": 6, "out": 7}     # the 7th and 8th: x6, x7
+
+
+class GcmKernel:
+    """Shared facts while one GCM kernel's entry points are built."""
+
+    def __init__(self, spec: KernelSpec) -> None:
+        if spec.face != "none":
+            raise ValueError(f"{spec.name}: the AArch64 GCM kernels are built at FACE none "
+                             "so far")
+        self.spec = spec
+        self.table = load_table("aarch64")
+        self.engine = engine_for(spec)
+        self.lanes = 1
+        self.batch = self.hash_batch = BATCH
+        self.powers = self.table_powers = BATCH
+        self.face_rounds = 0
+        self.karatsuba = spec.hash_multiply == "karatsuba"
+        self.short_records = self.masked_tails = False
+        self.layout = gcm_layout(self.table_powers, "none", 1, self.karatsuba,
+                                 self.engine.context_extra(), 0, "clmul")
+
+    def body(self, entry: str, doc: str) -> "Body":
+        return Body(self, KernelBuilder(self.table, self.spec.symbol(entry), doc=doc))
+
+
+@dataclass
+class Body(GcmFrame):
+    """One entry point under construction: the layers skeleton.GcmFrame asks for."""
+    k: GcmKernel
+    b: KernelBuilder
+
+    isa = A64Scalar()
+
+    def __post_init__(self) -> None:
+        self.a = self.b.asm
+        self.hash = PmullHash(self.b)
+        self.ctx: Reg | None = None
+        self.later: dict[str, Reg] = {}
+
+    # --- arguments and fields --------------------------------------------------------
+    def args(self, count: int) -> list[Reg]:
+        self.isa.entry(self.b)
+        regs = self.isa.args(self.b, count + 2 if count == 6 else count)
+        self.ctx = regs[0]
+        if count == 6:                             # seal, open: len and out in x6, x7
+            self.later = {name: regs[n] for name, n in REGISTER_ARG.items()}
+        return regs[:count]
+
+    def arg(self, name: str) -> Reg:
+        """A later argument of seal and open, in a register of its own (the caller may
+        consume it)."""
+        r = self.b.gp()
+        if name in self.later:
+            self.a.mov(r, self.later[name])
+        else:
+            self.a.ldr(r, Mem(64, base=SP, disp=STACK_ARG[name]))
+        return r
+
+    def f(self, name: str, extra: int = 0, width: int = 128) -> Mem:
+        return Mem(width, base=self.ctx, disp=self.k.layout.offset(name) + extra)
+
+    def addr(self, name: str, index: Reg | None = None) -> Reg:
+        r = self.b.gp()
+        self.a.add(r, self.ctx, Imm(self.k.layout.offset(name)))
+        if index is not None:
+            self.a.add(r, r, index)
+        return r
+
+    # --- blocks --------------------------------------------------------------------------
+    def new_block(self) -> Reg:
+        return self.b.vec(128)
+
+    def zero_block(self) -> Reg:
+        z = self.b.vec(128)
+        self.a.movi(z.d2, Imm(0))
+        return z
+
+    def load_block(self, y: Reg, name: str) -> None:
+        self.a.ldr(y.q, self.f(name))
+
+    def store_block(self, name: str, y: Reg) -> None:
+        self.a.str(y.q, self.f(name))
+
+    def short_move(self, n: Reg, **kw) -> None:
+        short_bytes.short_move(self.b, n, **kw)
+
+    def short_zero(self, n: Reg, *, dst: Reg) -> None:
+        short_bytes.short_zero(self.b, n, dst=dst)
+
+    def short_differ(self, n: Reg, **kw) -> None:
+        short_bytes.short_differ(self.b, n, **kw)
+
+    def zero_context(self, ctx: Reg) -> None:
+        zero_context(self.b, ctx, self.k.layout.size)
+
+    # --- AES -----------------------------------------------------------------------------
+    def aes(self, blocks: list[Reg], bits: int, keys=None) -> None:
+        nr = ROUNDS[bits]
+        with self.b.phase("aes"):
+            if keys is None:
+                keys = self.k.engine.prepare(self.k, self.b, self.ctx, bits)
+            self.k.engine.rounds(self.k, self.b, keys, blocks, 0, nr, nr)
+
+    # --- GHASH ---------------------------------------------------------------------------
+    def power(self, i: int, field: str = "H_POWERS") -> Mem:
+        """H~^i (i >= 1) in the context (or its Karatsuba key)."""
+        return self.f(field, 16 * (self.k.table_powers - i))
+
+    def _power_regs(self, i: int) -> tuple[Reg, Reg | None]:
+        h = self.b.vec(128)
+        self.a.ldr(h.q, self.power(i))
+        if not self.k.karatsuba:
+            return h, None
+        hk = self.b.vec(128)
+        self.a.ldr(hk.q, self.power(i, "H_KARATSUBA"))
+        return h, hk
+
+    def times_h(self, y: Reg) -> Reg:
+        """y H, reduced, in a new register (hash order)."""
+        h, hk = self._power_regs(1)
+        with self.b.phase("ghash_multiply"):
+            return self.hash.dot(y, h, hk)
+
+    def hash_blocks(self, x: Reg, ptr: Reg, n: int, disp: int = 0) -> None:
+        """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr + disp: one
+        reduction."""
+        b, a = self.b, self.a
+        acc = None
+        for j in range(n):
+            y = b.vec(128)
+            with b.phase("load_store"):
+                self.hash.load_block(y, Mem(128, base=ptr, disp=disp + 16 * j))
+            with b.phase("ghash_multiply"):
+                if j == 0:
+                    a.eor(y.b16, y.b16, x.b16)
+                h, hk = self._power_regs(n - j)
+                acc = self.hash.multiply(y, h, acc, hk)
+        with b.phase("reduction"):
+            a.mov(x.b16, self.hash.reduce(acc).b16)
+
+    def hash_pending(self, x: Reg, *, clear: bool) -> None:
+        """X = (X ^ PENDING) H; PENDING = 0 when clear."""
+        y = self.b.vec(128)
+        self.hash.load_block(y, self.f("PENDING"))
+        self.a.eor(y.b16, y.b16, x.b16)
+        self.a.mov(x.b16, self.times_h(y).b16)
+        if clear:
+            self.store_block("PENDING", self.zero_block())
+
+    def reset_hash(self) -> None:
+        """Nothing beside HASH: the accumulator is the whole state."""
+
+    def keep_hash_key(self, h: Reg) -> None:
+        """H~ and its powers (and their Karatsuba keys) from H = E_K(0^128)."""
+        a, k = self.a, self.k
+        ht = self.hash.hash_key(h)
+        hk = self.hash.karatsuba_key(ht) if k.karatsuba else None
+        p = ht
+        for i in range(1, k.table_powers + 1):
+            if i > 1:
+                p = self.hash.dot(p, ht, hk)
+            a.str(p.q, self.power(i))
+            if k.karatsuba:
+                a.str(self.hash.karatsuba_key(p).q, self.power(i, "H_KARATSUBA"))
+
+    def length_block(self) -> Reg:
+        """[len(A)]64 || [len(C)]64 in hash order (SP 800-38D 7.1 step 5)."""
+        a, b = self.a, self.b
+        aad_bits, msg_bits = b.gp(), b.gp()
+        a.ldr(aad_bits, self.f("AAD_LEN", width=64))
+        a.ldr(msg_bits, self.f("MSG_LEN", width=64))
+        a.lsl(aad_bits, aad_bits, Imm(3))
+        a.lsl(msg_bits, msg_bits, Imm(3))
+        lens = b.vec(128)
+        a.fmov(lens.d, msg_bits)
+        a.ins(lens.lane_view("d", 1), aad_bits)
+        return lens
+
+    # --- nonce, counter and tag ------------------------------------------------------------
+    def j0_from_nonce12(self, nonce: Reg, j0: Reg) -> None:
+        """J0 = the 12 nonce bytes || 00 00 00 01."""
+        a, b = self.a, self.b
+        t, one = b.vec(128), b.gp()
+        a.ldr(j0.d, Mem(64, base=nonce))
+        a.ldr(t.s, Mem(32, base=nonce, disp=8))
+        a.ins(j0.lane_view("s", 2), t.lane_view("s", 0))
+        a.movz(one, Imm(0x100), Imm(16))            # bytes 00 00 00 01, little-endian
+        a.ins(j0.lane_view("s", 3), one.w)
+
+    def j0_from_hash(self, x: Reg, bits_len: Reg, j0: Reg) -> None:
+        """J0 = the hash X of a long nonce's blocks with 0^64 || [len]64 hashed last, in
+        block order."""
+        lens = self.b.vec(128)
+        self.a.fmov(lens.d, bits_len)
+        self.a.eor(x.b16, x.b16, lens.b16)
+        self.hash.byte_reverse(j0, self.times_h(x))
+
+    def _one(self) -> Reg:
+        """1 in 32-bit lane 3: steps a counter kept REV32."""
+        a, b = self.a, self.b
+        one, t = b.vec(128), b.gp()
+        a.movi(one.d2, Imm(0))
+        a.mov(t.w, Imm(1))
+        a.ins(one.lane_view("s", 3), t.w)
+        return one
+
+    def begin_message(self, j0: Reg) -> None:
+        """The counter J0 + 1 and E_K(J0), the tag's mask."""
+        a, b = self.a, self.b
+        with b.phase("counter"):
+            c = b.vec(128)
+            a.rev32(c.b16, j0.b16)
+            a.add(c.s4, c.s4, self._one().s4)
+            a.rev32(c.b16, c.b16)
+            self.store_block("COUNTER", c)
+        self.aes_any_size(j0)
+        self.store_block("TAG_MASK", j0)
+
+    def finish(self) -> Reg:
+        """The full 16-byte tag (SP 800-38D 7.1 steps 5-6) in a register. Leaves the
+        context as it was, so asking twice gives the same tag."""
+        a = self.a
+        self.begin_data()
+        x = self.new_block()
+        self.load_block(x, "HASH")
+        self.flush_pending(x, "MSG_LEN", clear=False)
+        a.eor(x.b16, x.b16, self.length_block().b16)
+        tag, mask = self.new_block(), self.new_block()
+        self.hash.byte_reverse(tag, self.times_h(x))
+        self.load_block(mask, "TAG_MASK")
+        a.eor(tag.b16, tag.b16, mask.b16)
+        return tag
+
+    def one_shot_tag(self) -> None:
+        return None
+
+    def write_tag(self, tag_out: Reg, tag_len: Reg, tag: Reg | None = None) -> None:
+        """The first tag_len bytes of the tag: one store for 16, else through SCRATCH in
+        pieces."""
+        a, b = self.a, self.b
+        tag = self.finish() if tag is None else tag
+        pieces, done = b.label("tag_pieces"), b.label("tag_written")
+        self.isa.compare_jump(b, "ne", tag_len, 16, pieces)
+        a.str(tag.q, Mem(128, base=tag_out))
+        a.b(done)
+        b.bind(pieces)
+        self.store_block("SCRATCH", tag)
+        self.short_move(tag_len, src=self.addr("SCRATCH"), dst=tag_out, largest=16)
+        b.bind(done)
+
+    # --- the data path -------------------------------------------------------------------
+    def call_data(self, inp, length, out, *, decrypt: bool, final: bool = False) -> None:
+        """Run the data path of the direction on in, length, out (the context stays in a
+        register the call keeps: x0 is set again from it)."""
+        for n, value in enumerate((self.ctx, inp, length, out)):
+            self.a.mov(xreg(n), value)
+        self.a.bl(Label(self.k.spec.symbol(DATA_PATH[decrypt])))
+
+    def _counters(self, cr: Reg, one: Reg, n: int) -> list[Reg]:
+        """n counter blocks from cr (REV32 form), cr advanced past them."""
+        blocks = []
+        with self.b.phase("counter"):
+            for _ in range(n):
+                blk = self.b.vec(128)
+                self.a.rev32(blk.b16, cr.b16)
+                self.a.add(cr.s4, cr.s4, one.s4)
+                blocks.append(blk)
+        return blocks
+
+    def _xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
+        a, b = self.a, self.b
+        with b.phase("load_store"):
+            for i in range(0, len(blocks), 2):
+                pair = blocks[i:i + 2]
+                data = [b.vec(128) for _ in pair]
+                if len(pair) == 2:
+                    a.ldp(data[0].q, data[1].q, Mem(256, base=inp, disp=32, writeback="post"))
+                else:
+                    a.ldr(data[0].q, Mem(128, base=inp, disp=16, writeback="post"))
+                for x, d in zip(pair, data):
+                    a.eor(x.b16, x.b16, d.b16)
+                if len(pair) == 2:
+                    a.stp(pair[0].q, pair[1].q, Mem(256, base=out, disp=32, writeback="post"))
+                else:
+                    a.str(pair[0].q, Mem(128, base=out, disp=16, writeback="post"))
+
+    def crypt_size(self, bits: int, x: Reg, inp: Reg, length: Reg, out: Reg,
+                   decrypt: bool, final: Reg | None) -> None:
+        """Batches of 8 blocks (their GHASH after the rounds: the ciphertext just
+        written, or, decrypting, the input before out is written), then single blocks,
+        then the partial last block, whose keystream stays in KEYSTREAM."""
+        a, b, isa = self.a, self.b, self.isa
+        keys = self.k.engine.prepare(self.k, b, self.ctx, bits)
+        cr, one = b.vec(128), self._one()
+        self.load_block(cr, "COUNTER")
+        a.rev32(cr.b16, cr.b16)
+        end = b.label(f"end{bits}")
+        for n in (self.k.batch, 1):
+            top, next_ = b.label(f"batch{n}_{bits}"), b.label(f"done{n}_{bits}")
+            with b.region(f"{'steady' if n > 1 else 'single'}-{bits}"):
+                b.bind(top)
+                with b.phase("loop"):
+                    isa.compare_jump(b, "b", length, 16 * n, next_)
+                if decrypt:
+                    self.hash_blocks(x, inp, n)
+                blocks = self._counters(cr, one, n)
+                self.aes(blocks, bits, keys)
+                self._xor_store(blocks, inp, out)
+                if not decrypt:
+                    written = b.gp()
+                    with b.phase("load_store"):
+                        a.sub(written, out, Imm(16 * n))
+                    self.hash_blocks(x, written, n)
+                with b.phase("loop"):
+                    a.sub(length, length, Imm(16 * n))
+                    a.b(top)
+                b.bind(next_)
+        with b.region(f"tail-{bits}"), b.phase("tail"):
+            isa.jump_if_zero(b, length, end)
+            (blk,) = self._counters(cr, one, 1)
+            self.aes([blk], bits, keys)
+            self.store_block("KEYSTREAM", blk)
+            self.short_move(length, src=inp, dst=out, xor=self.addr("KEYSTREAM"),
+                            record=self.addr("PENDING"), record_input=decrypt)
+        b.bind(end)
+        a.rev32(cr.b16, cr.b16)
+        self.store_block("COUNTER", cr)
+
+
+def build_kernel(spec: KernelSpec) -> BuiltKernel:
+    """The GCM skeleton on AArch64 (modes/: the mode descriptor names it)."""
+    k = GcmKernel(spec)
+    functions = build_all(k)
+    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()))
