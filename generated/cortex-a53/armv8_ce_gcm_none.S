@@ -4265,9 +4265,11 @@ aesgen_armv8_ce_gcm_none_wipe:
 	.p2align	5
 aesgen_armv8_ce_gcm_none_encrypt_data:
 	hint	#34                                       // bti c
-	sub	sp, sp, #32
+	sub	sp, sp, #64
 	stp	d8, d9, [sp]
 	stp	d10, d11, [sp, #16]
+	stp	d12, d13, [sp, #32]
+	str	d14, [sp, #48]
 	ldr	x4, [x0, #496]
 	cmp	x4, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_encrypt_data_in_data
@@ -4432,9 +4434,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	mov	v25.s[3], w4
 	ldr	q24, [x0, #400]
 	rev32	v24.16b, v24.16b
-.Laesgen_armv8_ce_gcm_none_encrypt_data_batch8_256:
 	cmp	x2, #128
-	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_done8_256
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_small256
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b
@@ -4691,6 +4692,10 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v8.16b, v8.16b, v26.16b
 	eor	v9.16b, v9.16b, v27.16b
 	stp	q8, q9, [x3], #32
+	sub	x2, x2, #128
+.Laesgen_armv8_ce_gcm_none_encrypt_data_top256:
+	cmp	x2, #128
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_drain256
 	sub	x4, x3, #128
 	ldr	q26, [x4]
 	rev64	v26.16b, v26.16b
@@ -4812,12 +4817,390 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v0.16b, v0.16b, v0.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
 	eor	v0.16b, v0.16b, v26.16b
+	rev32	v26.16b, v24.16b
+	add	v24.4s, v24.4s, v25.4s
+	rev32	v27.16b, v24.16b
+	add	v24.4s, v24.4s, v25.4s
+	rev32	v28.16b, v24.16b
+	add	v24.4s, v24.4s, v25.4s
+	rev32	v29.16b, v24.16b
+	add	v24.4s, v24.4s, v25.4s
+	rev32	v30.16b, v24.16b
+	add	v24.4s, v24.4s, v25.4s
+	rev32	v31.16b, v24.16b
+	add	v24.4s, v24.4s, v25.4s
+	rev32	v8.16b, v24.16b
+	add	v24.4s, v24.4s, v25.4s
+	rev32	v9.16b, v24.16b
+	add	v24.4s, v24.4s, v25.4s
+	aese	v26.16b, v1.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v1.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v1.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v1.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v1.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v1.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v1.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v1.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v2.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v2.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v2.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v2.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v2.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v2.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v2.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v2.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v3.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v3.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v3.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v3.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v3.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v3.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v3.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v3.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v4.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v4.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v4.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v4.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v4.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v4.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v4.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v4.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v5.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v5.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v5.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v5.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v5.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v5.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v6.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v6.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v6.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v6.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v6.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v6.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v6.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v6.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v7.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v7.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v7.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v7.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v7.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v7.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v7.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v7.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v16.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v16.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v16.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v16.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v16.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v17.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v17.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v17.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v17.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v18.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v18.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v18.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v18.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v18.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v18.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v18.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v18.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v19.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v19.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v19.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v19.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v19.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v19.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v19.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v19.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v20.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v20.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v20.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v20.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v20.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v20.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v20.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v20.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v21.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v21.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v21.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v21.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v21.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v21.16b
+	aesmc	v31.16b, v31.16b
+	aese	v8.16b, v21.16b
+	aesmc	v8.16b, v8.16b
+	aese	v9.16b, v21.16b
+	aesmc	v9.16b, v9.16b
+	aese	v26.16b, v22.16b
+	aese	v27.16b, v22.16b
+	aese	v28.16b, v22.16b
+	aese	v29.16b, v22.16b
+	aese	v30.16b, v22.16b
+	aese	v31.16b, v22.16b
+	aese	v8.16b, v22.16b
+	aese	v9.16b, v22.16b
+	eor	v26.16b, v26.16b, v23.16b
+	eor	v27.16b, v27.16b, v23.16b
+	eor	v28.16b, v28.16b, v23.16b
+	eor	v29.16b, v29.16b, v23.16b
+	eor	v30.16b, v30.16b, v23.16b
+	eor	v31.16b, v31.16b, v23.16b
+	eor	v8.16b, v8.16b, v23.16b
+	eor	v9.16b, v9.16b, v23.16b
+	ldp	q10, q11, [x1], #32
+	eor	v26.16b, v26.16b, v10.16b
+	eor	v27.16b, v27.16b, v11.16b
+	stp	q26, q27, [x3], #32
+	ldp	q26, q27, [x1], #32
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	stp	q28, q29, [x3], #32
+	ldp	q26, q27, [x1], #32
+	eor	v30.16b, v30.16b, v26.16b
+	eor	v31.16b, v31.16b, v27.16b
+	stp	q30, q31, [x3], #32
+	ldp	q26, q27, [x1], #32
+	eor	v8.16b, v8.16b, v26.16b
+	eor	v9.16b, v9.16b, v27.16b
+	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
-	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_batch8_256
-.Laesgen_armv8_ce_gcm_none_encrypt_data_done8_256:
-.Laesgen_armv8_ce_gcm_none_encrypt_data_batch1_256:
+	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_top256
+.Laesgen_armv8_ce_gcm_none_encrypt_data_drain256:
+	sub	x4, x3, #128
+	ldr	q26, [x4]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v0.16b
+	ldr	q0, [x0, #256]
+	pmull	v27.1q, v26.1d, v0.1d
+	pmull2	v28.1q, v26.2d, v0.2d
+	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v29.1q, v26.1d, v0.1d
+	pmull2	v30.1q, v26.2d, v0.2d
+	mov	v0.16b, v27.16b
+	mov	v26.16b, v28.16b
+	mov	v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v30.16b
+	ldr	q28, [x4, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q29, [x0, #272]
+	pmull	v30.1q, v28.1d, v29.1d
+	pmull2	v31.1q, v28.2d, v29.2d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull	v8.1q, v28.1d, v29.1d
+	pmull2	v28.1q, v28.2d, v29.2d
+	eor	v0.16b, v0.16b, v30.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v27.16b, v27.16b, v8.16b
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q29, [x0, #288]
+	pmull	v30.1q, v28.1d, v29.1d
+	pmull2	v31.1q, v28.2d, v29.2d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull	v8.1q, v28.1d, v29.1d
+	pmull2	v28.1q, v28.2d, v29.2d
+	eor	v0.16b, v0.16b, v30.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v27.16b, v27.16b, v8.16b
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q29, [x0, #304]
+	pmull	v30.1q, v28.1d, v29.1d
+	pmull2	v31.1q, v28.2d, v29.2d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull	v8.1q, v28.1d, v29.1d
+	pmull2	v28.1q, v28.2d, v29.2d
+	eor	v0.16b, v0.16b, v30.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v27.16b, v27.16b, v8.16b
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q29, [x0, #320]
+	pmull	v30.1q, v28.1d, v29.1d
+	pmull2	v31.1q, v28.2d, v29.2d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull	v8.1q, v28.1d, v29.1d
+	pmull2	v28.1q, v28.2d, v29.2d
+	eor	v0.16b, v0.16b, v30.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v27.16b, v27.16b, v8.16b
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q29, [x0, #336]
+	pmull	v30.1q, v28.1d, v29.1d
+	pmull2	v31.1q, v28.2d, v29.2d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull	v8.1q, v28.1d, v29.1d
+	pmull2	v28.1q, v28.2d, v29.2d
+	eor	v0.16b, v0.16b, v30.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v27.16b, v27.16b, v8.16b
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q29, [x0, #352]
+	pmull	v30.1q, v28.1d, v29.1d
+	pmull2	v31.1q, v28.2d, v29.2d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull	v8.1q, v28.1d, v29.1d
+	pmull2	v28.1q, v28.2d, v29.2d
+	eor	v0.16b, v0.16b, v30.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v27.16b, v27.16b, v8.16b
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q29, [x0, #368]
+	pmull	v30.1q, v28.1d, v29.1d
+	pmull2	v31.1q, v28.2d, v29.2d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull	v8.1q, v28.1d, v29.1d
+	pmull2	v28.1q, v28.2d, v29.2d
+	eor	v0.16b, v0.16b, v30.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v27.16b, v27.16b, v8.16b
+	eor	v27.16b, v27.16b, v28.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v29.16b, v28.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v29.16b
+	ext	v29.16b, v27.16b, v28.16b, #8
+	eor	v26.16b, v26.16b, v29.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
+	ldr	q27, [x4]
+	pmull	v28.1q, v0.1d, v27.1d
+	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v27.1q, v0.1d, v27.1d
+	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v0.16b, v0.16b, v27.16b
+	eor	v0.16b, v0.16b, v26.16b
+.Laesgen_armv8_ce_gcm_none_encrypt_data_small256:
+.Laesgen_armv8_ce_gcm_none_encrypt_data_single256:
 	cmp	x2, #16
-	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_done1_256
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_tail256
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	aese	v26.16b, v1.16b
@@ -4882,8 +5265,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v0.16b, v0.16b, v27.16b
 	eor	v0.16b, v0.16b, v26.16b
 	sub	x2, x2, #16
-	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_batch1_256
-.Laesgen_armv8_ce_gcm_none_encrypt_data_done1_256:
+	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_single256
+.Laesgen_armv8_ce_gcm_none_encrypt_data_tail256:
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_encrypt_data_end256
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
@@ -4979,9 +5362,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	mov	v21.s[3], w4
 	ldr	q20, [x0, #400]
 	rev32	v20.16b, v20.16b
-.Laesgen_armv8_ce_gcm_none_encrypt_data_batch8_128:
 	cmp	x2, #128
-	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_done8_128
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_small128
 	rev32	v22.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
 	rev32	v23.16b, v20.16b
@@ -5174,6 +5556,324 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v28.16b, v28.16b, v22.16b
 	eor	v29.16b, v29.16b, v23.16b
 	stp	q28, q29, [x3], #32
+	sub	x2, x2, #128
+.Laesgen_armv8_ce_gcm_none_encrypt_data_top128:
+	cmp	x2, #128
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_drain128
+	rev32	v22.16b, v20.16b
+	sub	x4, x3, #128
+	add	v20.4s, v20.4s, v21.4s
+	ldr	q27, [x4]
+	rev32	v23.16b, v20.16b
+	rev64	v27.16b, v27.16b
+	add	v20.4s, v20.4s, v21.4s
+	ext	v27.16b, v27.16b, v27.16b, #8
+	rev32	v24.16b, v20.16b
+	eor	v27.16b, v27.16b, v0.16b
+	add	v20.4s, v20.4s, v21.4s
+	ldr	q0, [x0, #256]
+	pmull	v28.1q, v27.1d, v0.1d
+	rev32	v25.16b, v20.16b
+	pmull2	v30.1q, v27.2d, v0.2d
+	add	v20.4s, v20.4s, v21.4s
+	ext	v0.16b, v0.16b, v0.16b, #8
+	rev32	v26.16b, v20.16b
+	pmull	v31.1q, v27.1d, v0.1d
+	add	v20.4s, v20.4s, v21.4s
+	pmull2	v29.1q, v27.2d, v0.2d
+	rev32	v27.16b, v20.16b
+	mov	v0.16b, v28.16b
+	add	v20.4s, v20.4s, v21.4s
+	rev32	v28.16b, v20.16b
+	eor	v31.16b, v31.16b, v29.16b
+	add	v20.4s, v20.4s, v21.4s
+	ldr	q8, [x4, #16]
+	rev32	v29.16b, v20.16b
+	rev64	v8.16b, v8.16b
+	add	v20.4s, v20.4s, v21.4s
+	ext	v8.16b, v8.16b, v8.16b, #8
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	ldr	q9, [x0, #272]
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	pmull	v10.1q, v8.1d, v9.1d
+	pmull2	v11.1q, v8.2d, v9.2d
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	aese	v26.16b, v1.16b
+	aesmc	v26.16b, v26.16b
+	pmull2	v8.1q, v8.2d, v9.2d
+	aese	v27.16b, v1.16b
+	aesmc	v27.16b, v27.16b
+	eor	v0.16b, v0.16b, v10.16b
+	aese	v28.16b, v1.16b
+	aesmc	v28.16b, v28.16b
+	eor	v30.16b, v30.16b, v11.16b
+	aese	v29.16b, v1.16b
+	aesmc	v29.16b, v29.16b
+	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	ldr	q8, [x4, #32]
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	rev64	v8.16b, v8.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	ldr	q9, [x0, #288]
+	aese	v26.16b, v2.16b
+	aesmc	v26.16b, v26.16b
+	pmull	v10.1q, v8.1d, v9.1d
+	pmull2	v11.1q, v8.2d, v9.2d
+	aese	v27.16b, v2.16b
+	aesmc	v27.16b, v27.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	aese	v28.16b, v2.16b
+	aesmc	v28.16b, v28.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	aese	v29.16b, v2.16b
+	aesmc	v29.16b, v29.16b
+	pmull2	v8.1q, v8.2d, v9.2d
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	eor	v0.16b, v0.16b, v10.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	eor	v30.16b, v30.16b, v11.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	ldr	q8, [x4, #48]
+	aese	v26.16b, v3.16b
+	aesmc	v26.16b, v26.16b
+	rev64	v8.16b, v8.16b
+	aese	v27.16b, v3.16b
+	aesmc	v27.16b, v27.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	aese	v28.16b, v3.16b
+	aesmc	v28.16b, v28.16b
+	ldr	q9, [x0, #304]
+	aese	v29.16b, v3.16b
+	aesmc	v29.16b, v29.16b
+	pmull	v10.1q, v8.1d, v9.1d
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	pmull2	v11.1q, v8.2d, v9.2d
+	ext	v9.16b, v9.16b, v9.16b, #8
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	pmull2	v8.1q, v8.2d, v9.2d
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	eor	v0.16b, v0.16b, v10.16b
+	aese	v26.16b, v4.16b
+	aesmc	v26.16b, v26.16b
+	eor	v30.16b, v30.16b, v11.16b
+	aese	v27.16b, v4.16b
+	aesmc	v27.16b, v27.16b
+	eor	v31.16b, v31.16b, v12.16b
+	aese	v28.16b, v4.16b
+	aesmc	v28.16b, v28.16b
+	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x4, #64]
+	aese	v29.16b, v4.16b
+	aesmc	v29.16b, v29.16b
+	rev64	v8.16b, v8.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	ldr	q9, [x0, #320]
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	pmull	v10.1q, v8.1d, v9.1d
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	pmull2	v11.1q, v8.2d, v9.2d
+	ext	v9.16b, v9.16b, v9.16b, #8
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	pmull2	v8.1q, v8.2d, v9.2d
+	aese	v28.16b, v5.16b
+	aesmc	v28.16b, v28.16b
+	eor	v0.16b, v0.16b, v10.16b
+	aese	v29.16b, v5.16b
+	aesmc	v29.16b, v29.16b
+	eor	v30.16b, v30.16b, v11.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	eor	v31.16b, v31.16b, v12.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x4, #80]
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	rev64	v8.16b, v8.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	aese	v26.16b, v6.16b
+	aesmc	v26.16b, v26.16b
+	ldr	q9, [x0, #336]
+	aese	v27.16b, v6.16b
+	aesmc	v27.16b, v27.16b
+	pmull	v10.1q, v8.1d, v9.1d
+	aese	v28.16b, v6.16b
+	aesmc	v28.16b, v28.16b
+	pmull2	v11.1q, v8.2d, v9.2d
+	aese	v29.16b, v6.16b
+	aesmc	v29.16b, v29.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	pmull2	v8.1q, v8.2d, v9.2d
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	eor	v0.16b, v0.16b, v10.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	eor	v30.16b, v30.16b, v11.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	eor	v31.16b, v31.16b, v12.16b
+	aese	v26.16b, v7.16b
+	aesmc	v26.16b, v26.16b
+	eor	v31.16b, v31.16b, v8.16b
+	aese	v27.16b, v7.16b
+	aesmc	v27.16b, v27.16b
+	ldr	q8, [x4, #96]
+	rev64	v8.16b, v8.16b
+	aese	v28.16b, v7.16b
+	aesmc	v28.16b, v28.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	aese	v29.16b, v7.16b
+	aesmc	v29.16b, v29.16b
+	ldr	q9, [x0, #352]
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	pmull	v10.1q, v8.1d, v9.1d
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	pmull2	v11.1q, v8.2d, v9.2d
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	pmull2	v8.1q, v8.2d, v9.2d
+	aese	v26.16b, v16.16b
+	aesmc	v26.16b, v26.16b
+	eor	v0.16b, v0.16b, v10.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
+	eor	v30.16b, v30.16b, v11.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
+	eor	v31.16b, v31.16b, v12.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
+	eor	v31.16b, v31.16b, v8.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	ldr	q8, [x4, #112]
+	rev64	v8.16b, v8.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	ldr	q9, [x0, #368]
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	pmull	v10.1q, v8.1d, v9.1d
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
+	pmull2	v11.1q, v8.2d, v9.2d
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	pmull2	v8.1q, v8.2d, v9.2d
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
+	eor	v0.16b, v0.16b, v10.16b
+	aese	v22.16b, v18.16b
+	eor	v30.16b, v30.16b, v11.16b
+	aese	v23.16b, v18.16b
+	eor	v31.16b, v31.16b, v12.16b
+	aese	v24.16b, v18.16b
+	eor	v31.16b, v31.16b, v8.16b
+	aese	v25.16b, v18.16b
+	movi	v8.2d, #0x0000000000000000
+	aese	v26.16b, v18.16b
+	ext	v9.16b, v8.16b, v31.16b, #8
+	eor	v0.16b, v0.16b, v9.16b
+	aese	v27.16b, v18.16b
+	ext	v9.16b, v31.16b, v8.16b, #8
+	aese	v28.16b, v18.16b
+	eor	v30.16b, v30.16b, v9.16b
+	aese	v29.16b, v18.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
+	eor	v22.16b, v22.16b, v19.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
+	eor	v23.16b, v23.16b, v19.16b
+	ldr	q31, [x4]
+	eor	v24.16b, v24.16b, v19.16b
+	pmull	v8.1q, v0.1d, v31.1d
+	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v25.16b, v25.16b, v19.16b
+	eor	v0.16b, v0.16b, v8.16b
+	eor	v26.16b, v26.16b, v19.16b
+	pmull	v31.1q, v0.1d, v31.1d
+	eor	v27.16b, v27.16b, v19.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v28.16b, v28.16b, v19.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v29.16b, v29.16b, v19.16b
+	eor	v0.16b, v0.16b, v30.16b
+	ldp	q30, q31, [x1], #32
+	eor	v22.16b, v22.16b, v30.16b
+	eor	v23.16b, v23.16b, v31.16b
+	stp	q22, q23, [x3], #32
+	ldp	q22, q23, [x1], #32
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v25.16b, v25.16b, v23.16b
+	stp	q24, q25, [x3], #32
+	ldp	q22, q23, [x1], #32
+	eor	v26.16b, v26.16b, v22.16b
+	eor	v27.16b, v27.16b, v23.16b
+	stp	q26, q27, [x3], #32
+	ldp	q22, q23, [x1], #32
+	eor	v28.16b, v28.16b, v22.16b
+	eor	v29.16b, v29.16b, v23.16b
+	stp	q28, q29, [x3], #32
+	sub	x2, x2, #128
+	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_top128
+.Laesgen_armv8_ce_gcm_none_encrypt_data_drain128:
 	sub	x4, x3, #128
 	ldr	q22, [x4]
 	rev64	v22.16b, v22.16b
@@ -5295,12 +5995,10 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v0.16b, v0.16b, v0.16b, #8
 	eor	v0.16b, v0.16b, v23.16b
 	eor	v0.16b, v0.16b, v22.16b
-	sub	x2, x2, #128
-	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_batch8_128
-.Laesgen_armv8_ce_gcm_none_encrypt_data_done8_128:
-.Laesgen_armv8_ce_gcm_none_encrypt_data_batch1_128:
+.Laesgen_armv8_ce_gcm_none_encrypt_data_small128:
+.Laesgen_armv8_ce_gcm_none_encrypt_data_single128:
 	cmp	x2, #16
-	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_done1_128
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_tail128
 	rev32	v22.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
 	aese	v22.16b, v1.16b
@@ -5357,8 +6055,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v0.16b, v0.16b, v23.16b
 	eor	v0.16b, v0.16b, v22.16b
 	sub	x2, x2, #16
-	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_batch1_128
-.Laesgen_armv8_ce_gcm_none_encrypt_data_done1_128:
+	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_single128
+.Laesgen_armv8_ce_gcm_none_encrypt_data_tail128:
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_encrypt_data_end128
 	rev32	v22.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
@@ -5447,9 +6145,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	mov	v23.s[3], w4
 	ldr	q22, [x0, #400]
 	rev32	v22.16b, v22.16b
-.Laesgen_armv8_ce_gcm_none_encrypt_data_batch8_192:
 	cmp	x2, #128
-	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_done8_192
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_small192
 	rev32	v24.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v25.16b, v22.16b
@@ -5674,6 +6371,356 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v30.16b, v30.16b, v24.16b
 	eor	v31.16b, v31.16b, v25.16b
 	stp	q30, q31, [x3], #32
+	sub	x2, x2, #128
+.Laesgen_armv8_ce_gcm_none_encrypt_data_top192:
+	cmp	x2, #128
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_drain192
+	rev32	v24.16b, v22.16b
+	sub	x4, x3, #128
+	add	v22.4s, v22.4s, v23.4s
+	ldr	q30, [x4]
+	rev32	v25.16b, v22.16b
+	rev64	v30.16b, v30.16b
+	add	v22.4s, v22.4s, v23.4s
+	ext	v30.16b, v30.16b, v30.16b, #8
+	rev32	v26.16b, v22.16b
+	eor	v30.16b, v30.16b, v0.16b
+	add	v22.4s, v22.4s, v23.4s
+	ldr	q0, [x0, #256]
+	rev32	v27.16b, v22.16b
+	pmull	v31.1q, v30.1d, v0.1d
+	add	v22.4s, v22.4s, v23.4s
+	pmull2	v8.1q, v30.2d, v0.2d
+	rev32	v28.16b, v22.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	add	v22.4s, v22.4s, v23.4s
+	pmull	v9.1q, v30.1d, v0.1d
+	rev32	v29.16b, v22.16b
+	pmull2	v10.1q, v30.2d, v0.2d
+	add	v22.4s, v22.4s, v23.4s
+	mov	v0.16b, v31.16b
+	rev32	v30.16b, v22.16b
+	add	v22.4s, v22.4s, v23.4s
+	rev32	v31.16b, v22.16b
+	eor	v9.16b, v9.16b, v10.16b
+	add	v22.4s, v22.4s, v23.4s
+	ldr	q10, [x4, #16]
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	rev64	v10.16b, v10.16b
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
+	aese	v26.16b, v1.16b
+	aesmc	v26.16b, v26.16b
+	ldr	q11, [x0, #272]
+	aese	v27.16b, v1.16b
+	aesmc	v27.16b, v27.16b
+	pmull	v12.1q, v10.1d, v11.1d
+	aese	v28.16b, v1.16b
+	aesmc	v28.16b, v28.16b
+	pmull2	v13.1q, v10.2d, v11.2d
+	aese	v29.16b, v1.16b
+	aesmc	v29.16b, v29.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
+	aese	v30.16b, v1.16b
+	aesmc	v30.16b, v30.16b
+	pmull	v14.1q, v10.1d, v11.1d
+	aese	v31.16b, v1.16b
+	aesmc	v31.16b, v31.16b
+	pmull2	v10.1q, v10.2d, v11.2d
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	eor	v0.16b, v0.16b, v12.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	eor	v8.16b, v8.16b, v13.16b
+	aese	v26.16b, v2.16b
+	aesmc	v26.16b, v26.16b
+	eor	v9.16b, v9.16b, v14.16b
+	aese	v27.16b, v2.16b
+	aesmc	v27.16b, v27.16b
+	eor	v9.16b, v9.16b, v10.16b
+	aese	v28.16b, v2.16b
+	aesmc	v28.16b, v28.16b
+	ldr	q10, [x4, #32]
+	aese	v29.16b, v2.16b
+	aesmc	v29.16b, v29.16b
+	rev64	v10.16b, v10.16b
+	aese	v30.16b, v2.16b
+	aesmc	v30.16b, v30.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
+	aese	v31.16b, v2.16b
+	aesmc	v31.16b, v31.16b
+	ldr	q11, [x0, #288]
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	pmull	v12.1q, v10.1d, v11.1d
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	pmull2	v13.1q, v10.2d, v11.2d
+	aese	v26.16b, v3.16b
+	aesmc	v26.16b, v26.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
+	aese	v27.16b, v3.16b
+	aesmc	v27.16b, v27.16b
+	pmull	v14.1q, v10.1d, v11.1d
+	aese	v28.16b, v3.16b
+	aesmc	v28.16b, v28.16b
+	pmull2	v10.1q, v10.2d, v11.2d
+	aese	v29.16b, v3.16b
+	aesmc	v29.16b, v29.16b
+	eor	v0.16b, v0.16b, v12.16b
+	aese	v30.16b, v3.16b
+	aesmc	v30.16b, v30.16b
+	eor	v8.16b, v8.16b, v13.16b
+	aese	v31.16b, v3.16b
+	aesmc	v31.16b, v31.16b
+	eor	v9.16b, v9.16b, v14.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	eor	v9.16b, v9.16b, v10.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	ldr	q10, [x4, #48]
+	aese	v26.16b, v4.16b
+	aesmc	v26.16b, v26.16b
+	rev64	v10.16b, v10.16b
+	aese	v27.16b, v4.16b
+	aesmc	v27.16b, v27.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
+	aese	v28.16b, v4.16b
+	aesmc	v28.16b, v28.16b
+	ldr	q11, [x0, #304]
+	aese	v29.16b, v4.16b
+	aesmc	v29.16b, v29.16b
+	pmull	v12.1q, v10.1d, v11.1d
+	aese	v30.16b, v4.16b
+	aesmc	v30.16b, v30.16b
+	pmull2	v13.1q, v10.2d, v11.2d
+	aese	v31.16b, v4.16b
+	aesmc	v31.16b, v31.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	pmull	v14.1q, v10.1d, v11.1d
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	pmull2	v10.1q, v10.2d, v11.2d
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	eor	v0.16b, v0.16b, v12.16b
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	eor	v8.16b, v8.16b, v13.16b
+	aese	v28.16b, v5.16b
+	aesmc	v28.16b, v28.16b
+	eor	v9.16b, v9.16b, v14.16b
+	aese	v29.16b, v5.16b
+	aesmc	v29.16b, v29.16b
+	eor	v9.16b, v9.16b, v10.16b
+	aese	v30.16b, v5.16b
+	aesmc	v30.16b, v30.16b
+	ldr	q10, [x4, #64]
+	aese	v31.16b, v5.16b
+	aesmc	v31.16b, v31.16b
+	rev64	v10.16b, v10.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	ldr	q11, [x0, #320]
+	aese	v26.16b, v6.16b
+	aesmc	v26.16b, v26.16b
+	pmull	v12.1q, v10.1d, v11.1d
+	aese	v27.16b, v6.16b
+	aesmc	v27.16b, v27.16b
+	pmull2	v13.1q, v10.2d, v11.2d
+	ext	v11.16b, v11.16b, v11.16b, #8
+	aese	v28.16b, v6.16b
+	aesmc	v28.16b, v28.16b
+	pmull	v14.1q, v10.1d, v11.1d
+	aese	v29.16b, v6.16b
+	aesmc	v29.16b, v29.16b
+	pmull2	v10.1q, v10.2d, v11.2d
+	aese	v30.16b, v6.16b
+	aesmc	v30.16b, v30.16b
+	eor	v0.16b, v0.16b, v12.16b
+	aese	v31.16b, v6.16b
+	aesmc	v31.16b, v31.16b
+	eor	v8.16b, v8.16b, v13.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	eor	v9.16b, v9.16b, v14.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	eor	v9.16b, v9.16b, v10.16b
+	aese	v26.16b, v7.16b
+	aesmc	v26.16b, v26.16b
+	ldr	q10, [x4, #80]
+	aese	v27.16b, v7.16b
+	aesmc	v27.16b, v27.16b
+	rev64	v10.16b, v10.16b
+	aese	v28.16b, v7.16b
+	aesmc	v28.16b, v28.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
+	aese	v29.16b, v7.16b
+	aesmc	v29.16b, v29.16b
+	ldr	q11, [x0, #336]
+	aese	v30.16b, v7.16b
+	aesmc	v30.16b, v30.16b
+	pmull	v12.1q, v10.1d, v11.1d
+	aese	v31.16b, v7.16b
+	aesmc	v31.16b, v31.16b
+	pmull2	v13.1q, v10.2d, v11.2d
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	pmull	v14.1q, v10.1d, v11.1d
+	aese	v26.16b, v16.16b
+	aesmc	v26.16b, v26.16b
+	pmull2	v10.1q, v10.2d, v11.2d
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
+	eor	v0.16b, v0.16b, v12.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
+	eor	v8.16b, v8.16b, v13.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
+	eor	v9.16b, v9.16b, v14.16b
+	aese	v30.16b, v16.16b
+	aesmc	v30.16b, v30.16b
+	eor	v9.16b, v9.16b, v10.16b
+	aese	v31.16b, v16.16b
+	aesmc	v31.16b, v31.16b
+	ldr	q10, [x4, #96]
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	rev64	v10.16b, v10.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
+	ldr	q11, [x0, #352]
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
+	pmull	v12.1q, v10.1d, v11.1d
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
+	pmull2	v13.1q, v10.2d, v11.2d
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
+	aese	v30.16b, v17.16b
+	aesmc	v30.16b, v30.16b
+	pmull	v14.1q, v10.1d, v11.1d
+	aese	v31.16b, v17.16b
+	aesmc	v31.16b, v31.16b
+	pmull2	v10.1q, v10.2d, v11.2d
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	eor	v0.16b, v0.16b, v12.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	eor	v8.16b, v8.16b, v13.16b
+	aese	v26.16b, v18.16b
+	aesmc	v26.16b, v26.16b
+	eor	v9.16b, v9.16b, v14.16b
+	aese	v27.16b, v18.16b
+	aesmc	v27.16b, v27.16b
+	eor	v9.16b, v9.16b, v10.16b
+	aese	v28.16b, v18.16b
+	aesmc	v28.16b, v28.16b
+	ldr	q10, [x4, #112]
+	aese	v29.16b, v18.16b
+	aesmc	v29.16b, v29.16b
+	rev64	v10.16b, v10.16b
+	aese	v30.16b, v18.16b
+	aesmc	v30.16b, v30.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
+	aese	v31.16b, v18.16b
+	aesmc	v31.16b, v31.16b
+	ldr	q11, [x0, #368]
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	pmull	v12.1q, v10.1d, v11.1d
+	aese	v25.16b, v19.16b
+	aesmc	v25.16b, v25.16b
+	pmull2	v13.1q, v10.2d, v11.2d
+	aese	v26.16b, v19.16b
+	aesmc	v26.16b, v26.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
+	aese	v27.16b, v19.16b
+	aesmc	v27.16b, v27.16b
+	pmull	v14.1q, v10.1d, v11.1d
+	aese	v28.16b, v19.16b
+	aesmc	v28.16b, v28.16b
+	pmull2	v10.1q, v10.2d, v11.2d
+	aese	v29.16b, v19.16b
+	aesmc	v29.16b, v29.16b
+	eor	v0.16b, v0.16b, v12.16b
+	aese	v30.16b, v19.16b
+	aesmc	v30.16b, v30.16b
+	eor	v8.16b, v8.16b, v13.16b
+	aese	v31.16b, v19.16b
+	aesmc	v31.16b, v31.16b
+	eor	v9.16b, v9.16b, v14.16b
+	aese	v24.16b, v20.16b
+	eor	v9.16b, v9.16b, v10.16b
+	aese	v25.16b, v20.16b
+	movi	v10.2d, #0x0000000000000000
+	aese	v26.16b, v20.16b
+	ext	v11.16b, v10.16b, v9.16b, #8
+	aese	v27.16b, v20.16b
+	eor	v0.16b, v0.16b, v11.16b
+	aese	v28.16b, v20.16b
+	ext	v11.16b, v9.16b, v10.16b, #8
+	aese	v29.16b, v20.16b
+	eor	v8.16b, v8.16b, v11.16b
+	aese	v30.16b, v20.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
+	aese	v31.16b, v20.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
+	eor	v24.16b, v24.16b, v21.16b
+	ldr	q9, [x4]
+	eor	v25.16b, v25.16b, v21.16b
+	pmull	v10.1q, v0.1d, v9.1d
+	eor	v26.16b, v26.16b, v21.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v27.16b, v27.16b, v21.16b
+	eor	v0.16b, v0.16b, v10.16b
+	eor	v28.16b, v28.16b, v21.16b
+	pmull	v9.1q, v0.1d, v9.1d
+	eor	v29.16b, v29.16b, v21.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v30.16b, v30.16b, v21.16b
+	eor	v0.16b, v0.16b, v9.16b
+	eor	v31.16b, v31.16b, v21.16b
+	eor	v0.16b, v0.16b, v8.16b
+	ldp	q8, q9, [x1], #32
+	eor	v24.16b, v24.16b, v8.16b
+	eor	v25.16b, v25.16b, v9.16b
+	stp	q24, q25, [x3], #32
+	ldp	q24, q25, [x1], #32
+	eor	v26.16b, v26.16b, v24.16b
+	eor	v27.16b, v27.16b, v25.16b
+	stp	q26, q27, [x3], #32
+	ldp	q24, q25, [x1], #32
+	eor	v28.16b, v28.16b, v24.16b
+	eor	v29.16b, v29.16b, v25.16b
+	stp	q28, q29, [x3], #32
+	ldp	q24, q25, [x1], #32
+	eor	v30.16b, v30.16b, v24.16b
+	eor	v31.16b, v31.16b, v25.16b
+	stp	q30, q31, [x3], #32
+	sub	x2, x2, #128
+	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_top192
+.Laesgen_armv8_ce_gcm_none_encrypt_data_drain192:
 	sub	x4, x3, #128
 	ldr	q24, [x4]
 	rev64	v24.16b, v24.16b
@@ -5795,12 +6842,10 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v0.16b, v0.16b, v0.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
 	eor	v0.16b, v0.16b, v24.16b
-	sub	x2, x2, #128
-	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_batch8_192
-.Laesgen_armv8_ce_gcm_none_encrypt_data_done8_192:
-.Laesgen_armv8_ce_gcm_none_encrypt_data_batch1_192:
+.Laesgen_armv8_ce_gcm_none_encrypt_data_small192:
+.Laesgen_armv8_ce_gcm_none_encrypt_data_single192:
 	cmp	x2, #16
-	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_done1_192
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_tail192
 	rev32	v24.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	aese	v24.16b, v1.16b
@@ -5861,8 +6906,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v0.16b, v0.16b, v25.16b
 	eor	v0.16b, v0.16b, v24.16b
 	sub	x2, x2, #16
-	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_batch1_192
-.Laesgen_armv8_ce_gcm_none_encrypt_data_done1_192:
+	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_single192
+.Laesgen_armv8_ce_gcm_none_encrypt_data_tail192:
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_encrypt_data_end192
 	rev32	v24.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
@@ -5956,6 +7001,9 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v9.16b, v9.16b, v9.16b
 	eor	v10.16b, v10.16b, v10.16b
 	eor	v11.16b, v11.16b, v11.16b
+	eor	v12.16b, v12.16b, v12.16b
+	eor	v13.16b, v13.16b, v13.16b
+	eor	v14.16b, v14.16b, v14.16b
 	eor	v16.16b, v16.16b, v16.16b
 	eor	v17.16b, v17.16b, v17.16b
 	eor	v18.16b, v18.16b, v18.16b
@@ -5974,7 +7022,9 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v31.16b, v31.16b, v31.16b
 	ldp	d8, d9, [sp]
 	ldp	d10, d11, [sp, #16]
-	add	sp, sp, #32
+	ldp	d12, d13, [sp, #32]
+	ldr	d14, [sp, #48]
+	add	sp, sp, #64
 	ret
 	.size	aesgen_armv8_ce_gcm_none_encrypt_data, .-aesgen_armv8_ce_gcm_none_encrypt_data
 	.section	.rodata
@@ -5993,9 +7043,11 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	.p2align	5
 aesgen_armv8_ce_gcm_none_decrypt_data:
 	hint	#34                                       // bti c
-	sub	sp, sp, #32
+	sub	sp, sp, #64
 	stp	d8, d9, [sp]
 	stp	d10, d11, [sp, #16]
+	stp	d12, d13, [sp, #32]
+	str	d14, [sp, #48]
 	ldr	x4, [x0, #496]
 	cmp	x4, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_decrypt_data_in_data
@@ -6160,9 +7212,11 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	mov	v25.s[3], w4
 	ldr	q24, [x0, #400]
 	rev32	v24.16b, v24.16b
-.Laesgen_armv8_ce_gcm_none_decrypt_data_batch8_256:
 	cmp	x2, #128
-	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_done8_256
+	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small256
+.Laesgen_armv8_ce_gcm_none_decrypt_data_top256:
+	cmp	x2, #128
+	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small256
 	ldr	q26, [x1]
 	rev64	v26.16b, v26.16b
 	ext	v26.16b, v26.16b, v26.16b, #8
@@ -6540,11 +7594,11 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v9.16b, v9.16b, v27.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
-	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_batch8_256
-.Laesgen_armv8_ce_gcm_none_decrypt_data_done8_256:
-.Laesgen_armv8_ce_gcm_none_decrypt_data_batch1_256:
+	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_top256
+.Laesgen_armv8_ce_gcm_none_decrypt_data_small256:
+.Laesgen_armv8_ce_gcm_none_decrypt_data_single256:
 	cmp	x2, #16
-	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_done1_256
+	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_tail256
 	ldr	q26, [x1]
 	rev64	v26.16b, v26.16b
 	ext	v26.16b, v26.16b, v26.16b, #8
@@ -6608,8 +7662,8 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v26.16b, v26.16b, v27.16b
 	str	q26, [x3], #16
 	sub	x2, x2, #16
-	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_batch1_256
-.Laesgen_armv8_ce_gcm_none_decrypt_data_done1_256:
+	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_single256
+.Laesgen_armv8_ce_gcm_none_decrypt_data_tail256:
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_decrypt_data_end256
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
@@ -6705,305 +7759,305 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	mov	v21.s[3], w4
 	ldr	q20, [x0, #400]
 	rev32	v20.16b, v20.16b
-.Laesgen_armv8_ce_gcm_none_decrypt_data_batch8_128:
 	cmp	x2, #128
-	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_done8_128
-	ldr	q22, [x1]
-	rev64	v22.16b, v22.16b
-	ext	v22.16b, v22.16b, v22.16b, #8
-	eor	v22.16b, v22.16b, v0.16b
-	ldr	q0, [x0, #256]
-	pmull	v23.1q, v22.1d, v0.1d
-	pmull2	v24.1q, v22.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v25.1q, v22.1d, v0.1d
-	pmull2	v26.1q, v22.2d, v0.2d
-	mov	v0.16b, v23.16b
-	mov	v22.16b, v24.16b
-	mov	v23.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
-	ldr	q24, [x1, #16]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #272]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x1, #32]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #288]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x1, #48]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #304]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x1, #64]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #320]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x1, #80]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #336]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x1, #96]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #352]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x1, #112]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #368]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small128
+.Laesgen_armv8_ce_gcm_none_decrypt_data_top128:
+	cmp	x2, #128
+	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small128
 	rev32	v22.16b, v20.16b
+	ldr	q27, [x1]
 	add	v20.4s, v20.4s, v21.4s
+	rev64	v27.16b, v27.16b
 	rev32	v23.16b, v20.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	add	v20.4s, v20.4s, v21.4s
+	eor	v27.16b, v27.16b, v0.16b
 	rev32	v24.16b, v20.16b
+	ldr	q0, [x0, #256]
 	add	v20.4s, v20.4s, v21.4s
+	pmull	v28.1q, v27.1d, v0.1d
 	rev32	v25.16b, v20.16b
+	pmull2	v30.1q, v27.2d, v0.2d
+	ext	v0.16b, v0.16b, v0.16b, #8
 	add	v20.4s, v20.4s, v21.4s
+	pmull	v31.1q, v27.1d, v0.1d
 	rev32	v26.16b, v20.16b
+	pmull2	v29.1q, v27.2d, v0.2d
 	add	v20.4s, v20.4s, v21.4s
+	mov	v0.16b, v28.16b
 	rev32	v27.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
 	rev32	v28.16b, v20.16b
+	eor	v31.16b, v31.16b, v29.16b
+	ldr	q8, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
+	rev64	v8.16b, v8.16b
 	rev32	v29.16b, v20.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	add	v20.4s, v20.4s, v21.4s
+	ldr	q9, [x0, #272]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
+	pmull	v10.1q, v8.1d, v9.1d
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
+	pmull2	v11.1q, v8.2d, v9.2d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v22.16b, v2.16b
 	aesmc	v22.16b, v22.16b
+	ldr	q8, [x1, #32]
+	rev64	v8.16b, v8.16b
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
+	ldr	q9, [x0, #288]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
+	pmull	v10.1q, v8.1d, v9.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
+	pmull2	v11.1q, v8.2d, v9.2d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v22.16b, v3.16b
 	aesmc	v22.16b, v22.16b
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
+	ldr	q8, [x1, #48]
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
+	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
+	ldr	q9, [x0, #304]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
+	pmull	v10.1q, v8.1d, v9.1d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
+	pmull2	v11.1q, v8.2d, v9.2d
 	aese	v22.16b, v4.16b
 	aesmc	v22.16b, v22.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
+	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
+	ldr	q8, [x1, #64]
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
+	rev64	v8.16b, v8.16b
 	aese	v22.16b, v5.16b
 	aesmc	v22.16b, v22.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #320]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
+	pmull	v10.1q, v8.1d, v9.1d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
+	pmull2	v11.1q, v8.2d, v9.2d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
+	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v22.16b, v6.16b
 	aesmc	v22.16b, v22.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
+	ldr	q8, [x1, #80]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
+	rev64	v8.16b, v8.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
+	ldr	q9, [x0, #336]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
+	pmull	v10.1q, v8.1d, v9.1d
+	pmull2	v11.1q, v8.2d, v9.2d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v22.16b, v7.16b
 	aesmc	v22.16b, v22.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
+	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
+	ldr	q8, [x1, #96]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
+	rev64	v8.16b, v8.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
+	ldr	q9, [x0, #352]
 	aese	v22.16b, v16.16b
 	aesmc	v22.16b, v22.16b
+	pmull	v10.1q, v8.1d, v9.1d
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
+	pmull2	v11.1q, v8.2d, v9.2d
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
+	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #112]
 	aese	v22.16b, v17.16b
 	aesmc	v22.16b, v22.16b
+	rev64	v8.16b, v8.16b
 	aese	v23.16b, v17.16b
 	aesmc	v23.16b, v23.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
+	ldr	q9, [x0, #368]
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
+	pmull	v10.1q, v8.1d, v9.1d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
+	pmull2	v11.1q, v8.2d, v9.2d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v22.16b, v18.16b
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v23.16b, v18.16b
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v24.16b, v18.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v25.16b, v18.16b
+	movi	v8.2d, #0x0000000000000000
+	ext	v9.16b, v8.16b, v31.16b, #8
 	aese	v26.16b, v18.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v18.16b
+	ext	v9.16b, v31.16b, v8.16b, #8
 	aese	v28.16b, v18.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v29.16b, v18.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	eor	v22.16b, v22.16b, v19.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	eor	v23.16b, v23.16b, v19.16b
+	ldr	q31, [x4]
+	pmull	v8.1q, v0.1d, v31.1d
 	eor	v24.16b, v24.16b, v19.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	eor	v25.16b, v25.16b, v19.16b
+	eor	v0.16b, v0.16b, v8.16b
 	eor	v26.16b, v26.16b, v19.16b
+	pmull	v31.1q, v0.1d, v31.1d
 	eor	v27.16b, v27.16b, v19.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	eor	v28.16b, v28.16b, v19.16b
+	eor	v0.16b, v0.16b, v31.16b
 	eor	v29.16b, v29.16b, v19.16b
+	eor	v0.16b, v0.16b, v30.16b
 	ldp	q30, q31, [x1], #32
 	eor	v22.16b, v22.16b, v30.16b
 	eor	v23.16b, v23.16b, v31.16b
@@ -7021,11 +8075,11 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v29.16b, v29.16b, v23.16b
 	stp	q28, q29, [x3], #32
 	sub	x2, x2, #128
-	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_batch8_128
-.Laesgen_armv8_ce_gcm_none_decrypt_data_done8_128:
-.Laesgen_armv8_ce_gcm_none_decrypt_data_batch1_128:
+	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_top128
+.Laesgen_armv8_ce_gcm_none_decrypt_data_small128:
+.Laesgen_armv8_ce_gcm_none_decrypt_data_single128:
 	cmp	x2, #16
-	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_done1_128
+	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_tail128
 	ldr	q22, [x1]
 	rev64	v22.16b, v22.16b
 	ext	v22.16b, v22.16b, v22.16b, #8
@@ -7081,8 +8135,8 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v22.16b, v22.16b, v23.16b
 	str	q22, [x3], #16
 	sub	x2, x2, #16
-	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_batch1_128
-.Laesgen_armv8_ce_gcm_none_decrypt_data_done1_128:
+	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_single128
+.Laesgen_armv8_ce_gcm_none_decrypt_data_tail128:
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_decrypt_data_end128
 	rev32	v22.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
@@ -7171,337 +8225,337 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	mov	v23.s[3], w4
 	ldr	q22, [x0, #400]
 	rev32	v22.16b, v22.16b
-.Laesgen_armv8_ce_gcm_none_decrypt_data_batch8_192:
 	cmp	x2, #128
-	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_done8_192
-	ldr	q24, [x1]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	eor	v24.16b, v24.16b, v0.16b
-	ldr	q0, [x0, #256]
-	pmull	v25.1q, v24.1d, v0.1d
-	pmull2	v26.1q, v24.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v27.1q, v24.1d, v0.1d
-	pmull2	v28.1q, v24.2d, v0.2d
-	mov	v0.16b, v25.16b
-	mov	v24.16b, v26.16b
-	mov	v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v28.16b
-	ldr	q26, [x1, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #272]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #288]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #304]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #320]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #336]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #352]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #368]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small192
+.Laesgen_armv8_ce_gcm_none_decrypt_data_top192:
+	cmp	x2, #128
+	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small192
 	rev32	v24.16b, v22.16b
+	ldr	q29, [x1]
 	add	v22.4s, v22.4s, v23.4s
+	rev64	v29.16b, v29.16b
 	rev32	v25.16b, v22.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
 	add	v22.4s, v22.4s, v23.4s
+	eor	v29.16b, v29.16b, v0.16b
 	rev32	v26.16b, v22.16b
+	ldr	q0, [x0, #256]
 	add	v22.4s, v22.4s, v23.4s
+	pmull	v30.1q, v29.1d, v0.1d
 	rev32	v27.16b, v22.16b
+	pmull2	v8.1q, v29.2d, v0.2d
 	add	v22.4s, v22.4s, v23.4s
+	ext	v0.16b, v0.16b, v0.16b, #8
 	rev32	v28.16b, v22.16b
+	pmull	v9.1q, v29.1d, v0.1d
 	add	v22.4s, v22.4s, v23.4s
+	pmull2	v31.1q, v29.2d, v0.2d
 	rev32	v29.16b, v22.16b
+	mov	v0.16b, v30.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v30.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
+	eor	v9.16b, v9.16b, v31.16b
 	rev32	v31.16b, v22.16b
+	ldr	q10, [x1, #16]
 	add	v22.4s, v22.4s, v23.4s
+	rev64	v10.16b, v10.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
+	ldr	q11, [x0, #272]
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
+	pmull	v12.1q, v10.1d, v11.1d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
+	pmull2	v13.1q, v10.2d, v11.2d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
+	eor	v0.16b, v0.16b, v12.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
+	eor	v9.16b, v9.16b, v14.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
+	ldr	q10, [x1, #32]
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
+	rev64	v10.16b, v10.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
+	ldr	q11, [x0, #288]
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
+	pmull	v12.1q, v10.1d, v11.1d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
+	pmull2	v13.1q, v10.2d, v11.2d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
+	eor	v0.16b, v0.16b, v12.16b
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
+	eor	v9.16b, v9.16b, v14.16b
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
+	ldr	q10, [x1, #48]
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
+	rev64	v10.16b, v10.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
+	ldr	q11, [x0, #304]
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
+	pmull	v12.1q, v10.1d, v11.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
+	pmull2	v13.1q, v10.2d, v11.2d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
+	eor	v0.16b, v0.16b, v12.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
+	eor	v9.16b, v9.16b, v14.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
+	ldr	q10, [x1, #64]
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
+	rev64	v10.16b, v10.16b
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
+	ldr	q11, [x0, #320]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
+	pmull	v12.1q, v10.1d, v11.1d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
+	pmull2	v13.1q, v10.2d, v11.2d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
+	eor	v0.16b, v0.16b, v12.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
+	eor	v9.16b, v9.16b, v14.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
+	ldr	q10, [x1, #80]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
+	rev64	v10.16b, v10.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
+	ldr	q11, [x0, #336]
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
+	pmull	v12.1q, v10.1d, v11.1d
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
+	pmull2	v13.1q, v10.2d, v11.2d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
+	eor	v0.16b, v0.16b, v12.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
+	eor	v9.16b, v9.16b, v14.16b
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
+	ldr	q10, [x1, #96]
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
+	rev64	v10.16b, v10.16b
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
+	ldr	q11, [x0, #352]
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
+	pmull	v12.1q, v10.1d, v11.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
+	pmull2	v13.1q, v10.2d, v11.2d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v24.16b, v18.16b
 	aesmc	v24.16b, v24.16b
+	eor	v0.16b, v0.16b, v12.16b
 	aese	v25.16b, v18.16b
 	aesmc	v25.16b, v25.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v26.16b, v18.16b
 	aesmc	v26.16b, v26.16b
+	eor	v9.16b, v9.16b, v14.16b
 	aese	v27.16b, v18.16b
 	aesmc	v27.16b, v27.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v28.16b, v18.16b
 	aesmc	v28.16b, v28.16b
+	ldr	q10, [x1, #112]
 	aese	v29.16b, v18.16b
 	aesmc	v29.16b, v29.16b
+	rev64	v10.16b, v10.16b
 	aese	v30.16b, v18.16b
 	aesmc	v30.16b, v30.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v31.16b, v18.16b
 	aesmc	v31.16b, v31.16b
+	ldr	q11, [x0, #368]
 	aese	v24.16b, v19.16b
 	aesmc	v24.16b, v24.16b
+	pmull	v12.1q, v10.1d, v11.1d
 	aese	v25.16b, v19.16b
 	aesmc	v25.16b, v25.16b
+	pmull2	v13.1q, v10.2d, v11.2d
 	aese	v26.16b, v19.16b
 	aesmc	v26.16b, v26.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v27.16b, v19.16b
 	aesmc	v27.16b, v27.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v28.16b, v19.16b
 	aesmc	v28.16b, v28.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v29.16b, v19.16b
 	aesmc	v29.16b, v29.16b
+	eor	v0.16b, v0.16b, v12.16b
 	aese	v30.16b, v19.16b
 	aesmc	v30.16b, v30.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v31.16b, v19.16b
 	aesmc	v31.16b, v31.16b
+	eor	v9.16b, v9.16b, v14.16b
 	aese	v24.16b, v20.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v20.16b
+	movi	v10.2d, #0x0000000000000000
 	aese	v26.16b, v20.16b
+	ext	v11.16b, v10.16b, v9.16b, #8
 	aese	v27.16b, v20.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v28.16b, v20.16b
+	ext	v11.16b, v9.16b, v10.16b, #8
 	aese	v29.16b, v20.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v30.16b, v20.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	aese	v31.16b, v20.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	eor	v24.16b, v24.16b, v21.16b
+	ldr	q9, [x4]
 	eor	v25.16b, v25.16b, v21.16b
+	pmull	v10.1q, v0.1d, v9.1d
 	eor	v26.16b, v26.16b, v21.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	eor	v27.16b, v27.16b, v21.16b
+	eor	v0.16b, v0.16b, v10.16b
 	eor	v28.16b, v28.16b, v21.16b
+	pmull	v9.1q, v0.1d, v9.1d
 	eor	v29.16b, v29.16b, v21.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	eor	v30.16b, v30.16b, v21.16b
+	eor	v0.16b, v0.16b, v9.16b
 	eor	v31.16b, v31.16b, v21.16b
+	eor	v0.16b, v0.16b, v8.16b
 	ldp	q8, q9, [x1], #32
 	eor	v24.16b, v24.16b, v8.16b
 	eor	v25.16b, v25.16b, v9.16b
@@ -7519,11 +8573,11 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v31.16b, v31.16b, v25.16b
 	stp	q30, q31, [x3], #32
 	sub	x2, x2, #128
-	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_batch8_192
-.Laesgen_armv8_ce_gcm_none_decrypt_data_done8_192:
-.Laesgen_armv8_ce_gcm_none_decrypt_data_batch1_192:
+	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_top192
+.Laesgen_armv8_ce_gcm_none_decrypt_data_small192:
+.Laesgen_armv8_ce_gcm_none_decrypt_data_single192:
 	cmp	x2, #16
-	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_done1_192
+	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_tail192
 	ldr	q24, [x1]
 	rev64	v24.16b, v24.16b
 	ext	v24.16b, v24.16b, v24.16b, #8
@@ -7583,8 +8637,8 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v24.16b, v24.16b, v25.16b
 	str	q24, [x3], #16
 	sub	x2, x2, #16
-	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_batch1_192
-.Laesgen_armv8_ce_gcm_none_decrypt_data_done1_192:
+	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_single192
+.Laesgen_armv8_ce_gcm_none_decrypt_data_tail192:
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_decrypt_data_end192
 	rev32	v24.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
@@ -7678,6 +8732,9 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v9.16b, v9.16b, v9.16b
 	eor	v10.16b, v10.16b, v10.16b
 	eor	v11.16b, v11.16b, v11.16b
+	eor	v12.16b, v12.16b, v12.16b
+	eor	v13.16b, v13.16b, v13.16b
+	eor	v14.16b, v14.16b, v14.16b
 	eor	v16.16b, v16.16b, v16.16b
 	eor	v17.16b, v17.16b, v17.16b
 	eor	v18.16b, v18.16b, v18.16b
@@ -7696,7 +8753,9 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v31.16b, v31.16b, v31.16b
 	ldp	d8, d9, [sp]
 	ldp	d10, d11, [sp, #16]
-	add	sp, sp, #32
+	ldp	d12, d13, [sp, #32]
+	ldr	d14, [sp, #48]
+	add	sp, sp, #64
 	ret
 	.size	aesgen_armv8_ce_gcm_none_decrypt_data, .-aesgen_armv8_ce_gcm_none_decrypt_data
 	.section	.rodata

@@ -32,6 +32,10 @@ from .. import BuiltKernel
 from .layout import gcm_layout
 from .skeleton import BATCH, DATA_PATH, GcmFrame, build_all
 
+VECTOR_REGISTERS = 32
+# vector registers the GHASH of a batch holds beside the rounds when stitched: X, the three
+# sums, a block, a power of H and its Karatsuba key, two products, the reduction constant
+HASH_REGISTERS = 10
 STACK_ARG = {"tag": 0, "tag_len": 8}    # the 9th and 10th arguments of seal and open
 REGISTER_ARG = {"len": 6, "out": 7}     # the 7th and 8th: x6, x7
 
@@ -320,38 +324,99 @@ class Body(GcmFrame):
                 else:
                     a.str(pair[0].q, Mem(128, base=out, disp=16, writeback="post"))
 
+    def beside(self, rounds, hashing) -> tuple:
+        """Emit rounds() and hashing() (independent streams) stitched, the second spread
+        through the first (AESE/AESMC and PMULL issue side by side), and return what each
+        returned."""
+        with self.b.capture() as first:
+            out1 = rounds()
+        with self.b.capture() as second:
+            out2 = hashing()
+        self.b.emit_stitched(_fused_pairs(first), second)
+        self.b.function.body[:] = [item for unit in self.b.function.body
+                                   for item in (unit if isinstance(unit, list) else [unit])]
+        return out1, out2
+
     def crypt_size(self, bits: int, x: Reg, inp: Reg, length: Reg, out: Reg,
                    decrypt: bool, final: Reg | None) -> None:
-        """Batches of 8 blocks (their GHASH after the rounds: the ciphertext just
-        written, or, decrypting, the input before out is written), then single blocks,
-        then the partial last block, whose keystream stays in KEYSTREAM."""
+        """Batches of 8 blocks, their AES rounds stitched with the GHASH of 8 blocks
+        already in memory: encrypting, the previous batch's ciphertext (so the first batch
+        is hashed in the second's iteration and the last after the loop), decrypting, the
+        batch's own input (hashed before out, which may be in, is written). Then single
+        blocks and the partial last block, whose keystream stays in KEYSTREAM. Where the
+        round keys, a batch and the hash's registers do not fit the 32 vector registers
+        together (AES-256: 15 keys), the hash runs after the rounds instead."""
         a, b, isa = self.a, self.b, self.isa
+        n = self.k.batch
         keys = self.k.engine.prepare(self.k, b, self.ctx, bits)
         cr, one = b.vec(128), self._one()
         self.load_block(cr, "COUNTER")
         a.rev32(cr.b16, cr.b16)
-        end = b.label(f"end{bits}")
-        for n in (self.k.batch, 1):
-            top, next_ = b.label(f"batch{n}_{bits}"), b.label(f"done{n}_{bits}")
-            with b.region(f"{'steady' if n > 1 else 'single'}-{bits}"):
-                b.bind(top)
-                with b.phase("loop"):
-                    isa.compare_jump(b, "b", length, 16 * n, next_)
-                if decrypt:
-                    self.hash_blocks(x, inp, n)
-                blocks = self._counters(cr, one, n)
-                self.aes(blocks, bits, keys)
+        end, small = b.label(f"end{bits}"), b.label(f"small{bits}")
+        top, drain = b.label(f"top{bits}"), b.label(f"drain{bits}")
+        stitch = self.k.engine.registers(bits) + n + HASH_REGISTERS <= VECTOR_REGISTERS
+
+        def rounds() -> list[Reg]:
+            blocks = self._counters(cr, one, n)
+            self.aes(blocks, bits, keys)
+            return blocks
+
+        def previous() -> Reg:
+            written = b.gp()
+            with b.phase("load_store"):
+                a.sub(written, out, Imm(16 * n))
+            return written
+
+        def batch(hashing) -> None:
+            if stitch:
+                blocks, _ = self.beside(rounds, hashing)
+            else:
+                hashing()
+                blocks = rounds()
+            self._xor_store(blocks, inp, out)
+            with b.phase("loop"):
+                a.sub(length, length, Imm(16 * n))
+
+        with b.phase("loop"):
+            isa.compare_jump(b, "b", length, 16 * n, small)
+        if not decrypt:
+            with b.region(f"first-{bits}"):             # the pipeline fills
+                blocks = rounds()
                 self._xor_store(blocks, inp, out)
-                if not decrypt:
-                    written = b.gp()
-                    with b.phase("load_store"):
-                        a.sub(written, out, Imm(16 * n))
-                    self.hash_blocks(x, written, n)
                 with b.phase("loop"):
                     a.sub(length, length, Imm(16 * n))
-                    a.b(top)
-                b.bind(next_)
+        with b.region(f"steady-{bits}"):
+            b.bind(top)
+            with b.phase("loop"):
+                isa.compare_jump(b, "b", length, 16 * n, drain if not decrypt else small)
+            if decrypt:
+                batch(lambda: self.hash_blocks(x, inp, n))
+            else:
+                batch(lambda: self.hash_blocks(x, previous(), n))
+            with b.phase("loop"):
+                a.b(top)
+        if not decrypt:
+            with b.region(f"drain-{bits}"):             # the last batch's hash
+                b.bind(drain)
+                self.hash_blocks(x, previous(), n)
+        b.bind(small)
+        single, tail = b.label(f"single{bits}"), b.label(f"tail{bits}")
+        with b.region(f"single-{bits}"):
+            b.bind(single)
+            with b.phase("loop"):
+                isa.compare_jump(b, "b", length, 16, tail)
+            if decrypt:
+                self.hash_blocks(x, inp, 1)
+            blocks = self._counters(cr, one, 1)
+            self.aes(blocks, bits, keys)
+            self._xor_store(blocks, inp, out)
+            if not decrypt:
+                self.hash_blocks(x, previous_one(self, out), 1)
+            with b.phase("loop"):
+                a.sub(length, length, Imm(16))
+                a.b(single)
         with b.region(f"tail-{bits}"), b.phase("tail"):
+            b.bind(tail)
             isa.jump_if_zero(b, length, end)
             (blk,) = self._counters(cr, one, 1)
             self.aes([blk], bits, keys)
@@ -361,6 +426,29 @@ class Body(GcmFrame):
         b.bind(end)
         a.rev32(cr.b16, cr.b16)
         self.store_block("COUNTER", cr)
+
+
+def _fused_pairs(stream: list) -> list:
+    """The stream with each AESE and the AESMC after it on the same register as one unit
+    (a list), so stitching never separates the pair the cores fuse."""
+    units: list = []
+    for item in stream:
+        prev = units[-1] if units else None
+        if (getattr(item, "name", "") == "aesmc" and prev is not None
+                and not isinstance(prev, list) and prev.name == "aese"
+                and prev.operands[0].key == item.operands[1].key):
+            units[-1] = [prev, item]
+        else:
+            units.append(item)
+    return units
+
+
+def previous_one(g: Body, out: Reg) -> Reg:
+    """The address of the block just written (out has moved past it)."""
+    written = g.b.gp()
+    with g.b.phase("load_store"):
+        g.a.sub(written, out, Imm(16))
+    return written
 
 
 def build_kernel(spec: KernelSpec) -> BuiltKernel:
