@@ -173,8 +173,8 @@ int  aesgen_neon_bitsliced_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_neon_bitsliced_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_neon_bitsliced_face_r2_wipe(void *ctx);
 
-/* armv8-ce-gcm-none (AES-GCM (NIST SP 800-38D)): requires ASIMD, AES, PMULL; ctx 512 bytes */
-#define AESGEN_ARMV8_CE_GCM_NONE_CTX_SIZE 512
+/* armv8-ce-gcm-none (AES-GCM (NIST SP 800-38D)): requires ASIMD, AES, PMULL; ctx 640 bytes */
+#define AESGEN_ARMV8_CE_GCM_NONE_CTX_SIZE 640
 int  aesgen_armv8_ce_gcm_none_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_armv8_ce_gcm_none_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);

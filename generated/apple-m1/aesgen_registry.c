@@ -146,7 +146,7 @@ const aesgen_kernel *aesgen_best_kernel(void)
 
 const aesgen_aead aesgen_aeads[] = {
     {"armv8-ce-gcm-none", "gcm", "armv8-ce", "none", 1,
-     AESGEN_CPU_ASIMD | AESGEN_CPU_AES | AESGEN_CPU_PMULL, 512,
+     AESGEN_CPU_ASIMD | AESGEN_CPU_AES | AESGEN_CPU_PMULL, 640,
      1, SIZE_MAX, 4, 16,
      aesgen_armv8_ce_gcm_none_init, aesgen_armv8_ce_gcm_none_seal, aesgen_armv8_ce_gcm_none_open, aesgen_armv8_ce_gcm_none_start, aesgen_armv8_ce_gcm_none_aad,
      aesgen_armv8_ce_gcm_none_encrypt, aesgen_armv8_ce_gcm_none_decrypt, aesgen_armv8_ce_gcm_none_finish_seal, aesgen_armv8_ce_gcm_none_finish_open,

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: ASIMD, AES, PMULL
- *   Context: 512 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
+ *   Context: 640 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *   x18 (platform register) is never used; entry points start with `bti c`; vector registers
  *   that held round keys or keystream are zeroed before init and xor_stream return.
  *
@@ -47,7 +47,7 @@ aesgen_armv8_ce_gcm_none_init:
 .Laesgen_armv8_ce_gcm_none_init_accepted:
 	movi	v0.2d, #0x0000000000000000
 	mov	x3, x0
-	mov	x4, #8
+	mov	x4, #10
 .Laesgen_armv8_ce_gcm_none_init_zero:
 	stp	q0, q0, [x3], #32
 	stp	q0, q0, [x3], #32
@@ -675,164 +675,192 @@ aesgen_armv8_ce_gcm_none_init:
 	ldr	q2, [x1]
 	and	v1.16b, v1.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
+	ext	v1.16b, v0.16b, v0.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
 	str	q0, [x0, #368]
-	pmull	v1.1q, v0.1d, v0.1d
-	pmull2	v2.1q, v0.2d, v0.2d
-	ext	v3.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v0.1d, v3.1d
-	pmull2	v5.1q, v0.2d, v3.2d
+	ext	v2.16b, v0.16b, v0.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	str	q2, [x0, #496]
+	pmull	v2.1q, v0.1d, v0.1d
+	pmull2	v3.1q, v0.2d, v0.2d
+	ext	v4.16b, v0.16b, v0.16b, #8
+	eor	v4.16b, v4.16b, v0.16b
+	pmull	v4.1q, v4.1d, v1.1d
+	eor	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v4.16b, v3.16b
+	movi	v5.2d, #0x0000000000000000
+	ext	v6.16b, v5.16b, v4.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v3.16b, v3.16b, v6.16b
+	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
+	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
+	ldr	q4, [x1]
+	pmull	v5.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v5.16b
+	pmull	v4.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #352]
+	ext	v3.16b, v2.16b, v2.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	str	q3, [x0, #480]
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v4.1q, v2.2d, v0.2d
+	ext	v5.16b, v2.16b, v2.16b, #8
+	eor	v5.16b, v5.16b, v2.16b
+	pmull	v5.1q, v5.1d, v1.1d
+	mov	v2.16b, v3.16b
 	mov	v3.16b, v4.16b
-	eor	v3.16b, v3.16b, v5.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
+	mov	v4.16b, v5.16b
+	eor	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v4.16b, v3.16b
+	movi	v5.2d, #0x0000000000000000
+	ext	v6.16b, v5.16b, v4.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v3.16b, v3.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #352]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
+	ldr	q4, [x1]
+	pmull	v5.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v5.16b
+	pmull	v4.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #336]
+	ext	v3.16b, v2.16b, v2.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	str	q3, [x0, #464]
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v4.1q, v2.2d, v0.2d
+	ext	v5.16b, v2.16b, v2.16b, #8
+	eor	v5.16b, v5.16b, v2.16b
+	pmull	v5.1q, v5.1d, v1.1d
 	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
+	mov	v3.16b, v4.16b
+	mov	v4.16b, v5.16b
+	eor	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v4.16b, v3.16b
+	movi	v5.2d, #0x0000000000000000
+	ext	v6.16b, v5.16b, v4.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v3.16b, v3.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #336]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
+	ldr	q4, [x1]
+	pmull	v5.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v5.16b
+	pmull	v4.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #320]
+	ext	v3.16b, v2.16b, v2.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	str	q3, [x0, #448]
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v4.1q, v2.2d, v0.2d
+	ext	v5.16b, v2.16b, v2.16b, #8
+	eor	v5.16b, v5.16b, v2.16b
+	pmull	v5.1q, v5.1d, v1.1d
 	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
+	mov	v3.16b, v4.16b
+	mov	v4.16b, v5.16b
+	eor	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v4.16b, v3.16b
+	movi	v5.2d, #0x0000000000000000
+	ext	v6.16b, v5.16b, v4.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v3.16b, v3.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #320]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
+	ldr	q4, [x1]
+	pmull	v5.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v5.16b
+	pmull	v4.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #304]
+	ext	v3.16b, v2.16b, v2.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	str	q3, [x0, #432]
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v4.1q, v2.2d, v0.2d
+	ext	v5.16b, v2.16b, v2.16b, #8
+	eor	v5.16b, v5.16b, v2.16b
+	pmull	v5.1q, v5.1d, v1.1d
 	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
+	mov	v3.16b, v4.16b
+	mov	v4.16b, v5.16b
+	eor	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v4.16b, v3.16b
+	movi	v5.2d, #0x0000000000000000
+	ext	v6.16b, v5.16b, v4.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v3.16b, v3.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #304]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
+	ldr	q4, [x1]
+	pmull	v5.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v5.16b
+	pmull	v4.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #288]
+	ext	v3.16b, v2.16b, v2.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	str	q3, [x0, #416]
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v4.1q, v2.2d, v0.2d
+	ext	v5.16b, v2.16b, v2.16b, #8
+	eor	v5.16b, v5.16b, v2.16b
+	pmull	v5.1q, v5.1d, v1.1d
 	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
+	mov	v3.16b, v4.16b
+	mov	v4.16b, v5.16b
+	eor	v4.16b, v4.16b, v2.16b
+	eor	v4.16b, v4.16b, v3.16b
+	movi	v5.2d, #0x0000000000000000
+	ext	v6.16b, v5.16b, v4.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v3.16b, v3.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #288]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
+	ldr	q4, [x1]
+	pmull	v5.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
 	eor	v2.16b, v2.16b, v5.16b
-	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #272]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	pmull	v4.1q, v2.1d, v4.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #272]
+	ext	v3.16b, v2.16b, v2.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	str	q3, [x0, #400]
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v4.1q, v2.2d, v0.2d
+	ext	v0.16b, v2.16b, v2.16b, #8
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v0.1d, v1.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -849,6 +877,9 @@ aesgen_armv8_ce_gcm_none_init:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	str	q0, [x0, #256]
+	ext	v1.16b, v0.16b, v0.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	str	q1, [x0, #384]
 	mov	w0, #0
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
@@ -935,11 +966,11 @@ aesgen_armv8_ce_gcm_none_seal:
 	b.eq	.Laesgen_armv8_ce_gcm_none_seal_refuse
 .Laesgen_armv8_ce_gcm_none_seal_general:
 	movi	v0.2d, #0x0000000000000000
-	str	q0, [x19, #416]
-	str	q0, [x19, #432]
-	str	xzr, [x19, #480]
-	str	xzr, [x19, #488]
-	str	xzr, [x19, #496]
+	str	q0, [x19, #544]
+	str	q0, [x19, #560]
+	str	xzr, [x19, #608]
+	str	xzr, [x19, #616]
+	str	xzr, [x19, #624]
 	cmp	x2, #12
 	b.ne	.Laesgen_armv8_ce_gcm_none_seal_long_nonce
 	ldr	d0, [x1]
@@ -950,11 +981,11 @@ aesgen_armv8_ce_gcm_none_seal:
 	b	.Laesgen_armv8_ce_gcm_none_seal_have_j0
 .Laesgen_armv8_ce_gcm_none_seal_long_nonce:
 	lsl	x8, x2, #3
-	ldr	q0, [x19, #416]
-	ldr	x9, [x19, #488]
-	ldr	x10, [x19, #488]
+	ldr	q0, [x19, #544]
+	ldr	x9, [x19, #616]
+	ldr	x10, [x19, #616]
 	add	x10, x10, x2
-	str	x10, [x19, #488]
+	str	x10, [x19, #616]
 	and	x9, x9, #15
 	cbz	x9, .Laesgen_armv8_ce_gcm_none_seal_whole
 	mov	x10, #16
@@ -963,7 +994,7 @@ aesgen_armv8_ce_gcm_none_seal:
 	b.ls	.Laesgen_armv8_ce_gcm_none_seal_keep
 	mov	x10, x2
 .Laesgen_armv8_ce_gcm_none_seal_keep:
-	add	x12, x19, #432
+	add	x12, x19, #560
 	add	x12, x12, x9
 	mov	x11, x1
 	tbz	x10, #3, .Laesgen_armv8_ce_gcm_none_seal_no8
@@ -995,20 +1026,21 @@ aesgen_armv8_ce_gcm_none_seal:
 	add	x9, x9, x10
 	cmp	x9, #16
 	b.ne	.Laesgen_armv8_ce_gcm_none_seal_absorbed
-	ldr	q1, [x19, #432]
+	ldr	q1, [x19, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1025,7 +1057,7 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #432]
+	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_seal_whole:
 .Laesgen_armv8_ce_gcm_none_seal_hash8:
 	cmp	x2, #128
@@ -1035,106 +1067,107 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #384]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
 	ldr	q3, [x1, #16]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #400]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #32]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #416]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #48]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #432]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #64]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #448]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #80]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #464]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #96]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #480]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #112]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #496]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1162,15 +1195,16 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1191,7 +1225,7 @@ aesgen_armv8_ce_gcm_none_seal:
 	b	.Laesgen_armv8_ce_gcm_none_seal_hash1
 .Laesgen_armv8_ce_gcm_none_seal_hashed1:
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_seal_absorbed
-	add	x9, x19, #432
+	add	x9, x19, #560
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_seal_no8_2
 	ldr	x10, [x1]
 	str	x10, [x9]
@@ -1217,25 +1251,26 @@ aesgen_armv8_ce_gcm_none_seal:
 	strb	w10, [x9]
 .Laesgen_armv8_ce_gcm_none_seal_no1_2:
 .Laesgen_armv8_ce_gcm_none_seal_absorbed:
-	str	q0, [x19, #416]
-	ldr	q0, [x19, #416]
-	ldr	x1, [x19, #488]
+	str	q0, [x19, #544]
+	ldr	q0, [x19, #544]
+	ldr	x1, [x19, #616]
 	and	x1, x1, #15
 	cbz	x1, .Laesgen_armv8_ce_gcm_none_seal_flushed
-	ldr	q1, [x19, #432]
+	ldr	q1, [x19, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1252,20 +1287,20 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #432]
+	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_seal_flushed:
 	fmov	d1, x8
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
-	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v1.1q, v0.2d, v1.2d
+	ext	v4.16b, v0.16b, v0.16b, #8
+	eor	v4.16b, v4.16b, v0.16b
+	pmull	v2.1q, v4.1d, v2.1d
+	mov	v0.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1284,8 +1319,8 @@ aesgen_armv8_ce_gcm_none_seal:
 	rev64	v0.16b, v0.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #416]
-	str	xzr, [x19, #488]
+	str	q1, [x19, #544]
+	str	xzr, [x19, #616]
 .Laesgen_armv8_ce_gcm_none_seal_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
@@ -1293,7 +1328,7 @@ aesgen_armv8_ce_gcm_none_seal:
 	mov	v2.s[3], w1
 	add	v1.4s, v1.4s, v2.4s
 	rev32	v1.16b, v1.16b
-	str	q1, [x19, #400]
+	str	q1, [x19, #528]
 	ldr	w1, [x19, #240]
 	cmp	w1, #128
 	b.eq	.Laesgen_armv8_ce_gcm_none_seal_aes128
@@ -1399,12 +1434,12 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v0.16b, v0.16b, v21.16b
 	b	.Laesgen_armv8_ce_gcm_none_seal_aes_done
 .Laesgen_armv8_ce_gcm_none_seal_aes_done:
-	str	q0, [x19, #384]
-	ldr	q0, [x19, #416]
-	ldr	x1, [x19, #480]
-	ldr	x2, [x19, #480]
+	str	q0, [x19, #512]
+	ldr	q0, [x19, #544]
+	ldr	x1, [x19, #608]
+	ldr	x2, [x19, #608]
 	add	x2, x2, x0
-	str	x2, [x19, #480]
+	str	x2, [x19, #608]
 	and	x1, x1, #15
 	cbz	x1, .Laesgen_armv8_ce_gcm_none_seal_whole_2
 	mov	x2, #16
@@ -1413,7 +1448,7 @@ aesgen_armv8_ce_gcm_none_seal:
 	b.ls	.Laesgen_armv8_ce_gcm_none_seal_keep_2
 	mov	x2, x0
 .Laesgen_armv8_ce_gcm_none_seal_keep_2:
-	add	x9, x19, #432
+	add	x9, x19, #560
 	add	x9, x9, x1
 	mov	x8, x3
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_seal_no8_3
@@ -1445,20 +1480,21 @@ aesgen_armv8_ce_gcm_none_seal:
 	add	x1, x1, x2
 	cmp	x1, #16
 	b.ne	.Laesgen_armv8_ce_gcm_none_seal_absorbed_2
-	ldr	q1, [x19, #432]
+	ldr	q1, [x19, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1475,7 +1511,7 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #432]
+	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_seal_whole_2:
 .Laesgen_armv8_ce_gcm_none_seal_hash8_2:
 	cmp	x0, #128
@@ -1485,106 +1521,107 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #384]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
 	ldr	q3, [x3, #16]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #400]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #32]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #416]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #48]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #432]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #64]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #448]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #80]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #464]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #96]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #480]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #112]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #496]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1612,15 +1649,16 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1641,7 +1679,7 @@ aesgen_armv8_ce_gcm_none_seal:
 	b	.Laesgen_armv8_ce_gcm_none_seal_hash1_2
 .Laesgen_armv8_ce_gcm_none_seal_hashed1_2:
 	cbz	x0, .Laesgen_armv8_ce_gcm_none_seal_absorbed_2
-	add	x1, x19, #432
+	add	x1, x19, #560
 	tbz	x0, #3, .Laesgen_armv8_ce_gcm_none_seal_no8_4
 	ldr	x2, [x3]
 	str	x2, [x1]
@@ -1667,7 +1705,7 @@ aesgen_armv8_ce_gcm_none_seal:
 	strb	w2, [x1]
 .Laesgen_armv8_ce_gcm_none_seal_no1_4:
 .Laesgen_armv8_ce_gcm_none_seal_absorbed_2:
-	str	q0, [x19, #416]
+	str	q0, [x19, #544]
 .Laesgen_armv8_ce_gcm_none_seal_data:
 	mov	x2, x6
 	mov	x3, x7
@@ -1676,27 +1714,28 @@ aesgen_armv8_ce_gcm_none_seal:
 	bl	aesgen_armv8_ce_gcm_none_encrypt_data
 	ldr	x0, [sp, #32]
 	ldr	x1, [sp, #40]
-	ldr	x2, [x19, #496]
+	ldr	x2, [x19, #624]
 	cmp	x2, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_seal_in_data
-	ldr	q0, [x19, #416]
-	ldr	x2, [x19, #480]
+	ldr	q0, [x19, #544]
+	ldr	x2, [x19, #608]
 	and	x2, x2, #15
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_seal_flushed_2
-	ldr	q1, [x19, #432]
+	ldr	q1, [x19, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1713,30 +1752,31 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #432]
+	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_seal_flushed_2:
-	str	q0, [x19, #416]
+	str	q0, [x19, #544]
 	mov	x2, #1
-	str	x2, [x19, #496]
+	str	x2, [x19, #624]
 .Laesgen_armv8_ce_gcm_none_seal_in_data:
-	ldr	q0, [x19, #416]
-	ldr	x2, [x19, #488]
+	ldr	q0, [x19, #544]
+	ldr	x2, [x19, #616]
 	and	x2, x2, #15
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_seal_flushed_3
-	ldr	q1, [x19, #432]
+	ldr	q1, [x19, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1753,23 +1793,23 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 .Laesgen_armv8_ce_gcm_none_seal_flushed_3:
-	ldr	x2, [x19, #480]
-	ldr	x3, [x19, #488]
+	ldr	x2, [x19, #608]
+	ldr	x3, [x19, #616]
 	lsl	x2, x2, #3
 	lsl	x3, x3, #3
 	fmov	d1, x3
 	mov	v1.d[1], x2
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
-	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v1.1q, v0.2d, v1.2d
+	ext	v4.16b, v0.16b, v0.16b, #8
+	eor	v4.16b, v4.16b, v0.16b
+	pmull	v2.1q, v4.1d, v2.1d
+	mov	v0.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -1787,15 +1827,15 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v0.16b, v0.16b, v1.16b
 	rev64	v0.16b, v0.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
-	ldr	q1, [x19, #384]
+	ldr	q1, [x19, #512]
 	eor	v0.16b, v0.16b, v1.16b
 	cmp	x1, #16
 	b.ne	.Laesgen_armv8_ce_gcm_none_seal_tag_pieces
 	str	q0, [x0]
 	b	.Laesgen_armv8_ce_gcm_none_seal_tag_written
 .Laesgen_armv8_ce_gcm_none_seal_tag_pieces:
-	str	q0, [x19, #464]
-	add	x2, x19, #464
+	str	q0, [x19, #592]
+	add	x2, x19, #592
 	tbz	x1, #4, .Laesgen_armv8_ce_gcm_none_seal_no16
 	ldr	x3, [x2]
 	str	x3, [x0]
@@ -1922,11 +1962,11 @@ aesgen_armv8_ce_gcm_none_open:
 	b.eq	.Laesgen_armv8_ce_gcm_none_open_reject
 .Laesgen_armv8_ce_gcm_none_open_general:
 	movi	v0.2d, #0x0000000000000000
-	str	q0, [x19, #416]
-	str	q0, [x19, #432]
-	str	xzr, [x19, #480]
-	str	xzr, [x19, #488]
-	str	xzr, [x19, #496]
+	str	q0, [x19, #544]
+	str	q0, [x19, #560]
+	str	xzr, [x19, #608]
+	str	xzr, [x19, #616]
+	str	xzr, [x19, #624]
 	cmp	x2, #12
 	b.ne	.Laesgen_armv8_ce_gcm_none_open_long_nonce
 	ldr	d0, [x1]
@@ -1937,11 +1977,11 @@ aesgen_armv8_ce_gcm_none_open:
 	b	.Laesgen_armv8_ce_gcm_none_open_have_j0
 .Laesgen_armv8_ce_gcm_none_open_long_nonce:
 	lsl	x8, x2, #3
-	ldr	q0, [x19, #416]
-	ldr	x9, [x19, #488]
-	ldr	x10, [x19, #488]
+	ldr	q0, [x19, #544]
+	ldr	x9, [x19, #616]
+	ldr	x10, [x19, #616]
 	add	x10, x10, x2
-	str	x10, [x19, #488]
+	str	x10, [x19, #616]
 	and	x9, x9, #15
 	cbz	x9, .Laesgen_armv8_ce_gcm_none_open_whole
 	mov	x10, #16
@@ -1950,7 +1990,7 @@ aesgen_armv8_ce_gcm_none_open:
 	b.ls	.Laesgen_armv8_ce_gcm_none_open_keep
 	mov	x10, x2
 .Laesgen_armv8_ce_gcm_none_open_keep:
-	add	x12, x19, #432
+	add	x12, x19, #560
 	add	x12, x12, x9
 	mov	x11, x1
 	tbz	x10, #3, .Laesgen_armv8_ce_gcm_none_open_no8
@@ -1982,20 +2022,21 @@ aesgen_armv8_ce_gcm_none_open:
 	add	x9, x9, x10
 	cmp	x9, #16
 	b.ne	.Laesgen_armv8_ce_gcm_none_open_absorbed
-	ldr	q1, [x19, #432]
+	ldr	q1, [x19, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2012,7 +2053,7 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #432]
+	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_open_whole:
 .Laesgen_armv8_ce_gcm_none_open_hash8:
 	cmp	x2, #128
@@ -2022,106 +2063,107 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #384]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
 	ldr	q3, [x1, #16]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #400]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #32]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #416]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #48]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #432]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #64]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #448]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #80]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #464]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #96]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #480]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #112]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #496]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2149,15 +2191,16 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2178,7 +2221,7 @@ aesgen_armv8_ce_gcm_none_open:
 	b	.Laesgen_armv8_ce_gcm_none_open_hash1
 .Laesgen_armv8_ce_gcm_none_open_hashed1:
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_open_absorbed
-	add	x9, x19, #432
+	add	x9, x19, #560
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_open_no8_2
 	ldr	x10, [x1]
 	str	x10, [x9]
@@ -2204,25 +2247,26 @@ aesgen_armv8_ce_gcm_none_open:
 	strb	w10, [x9]
 .Laesgen_armv8_ce_gcm_none_open_no1_2:
 .Laesgen_armv8_ce_gcm_none_open_absorbed:
-	str	q0, [x19, #416]
-	ldr	q0, [x19, #416]
-	ldr	x1, [x19, #488]
+	str	q0, [x19, #544]
+	ldr	q0, [x19, #544]
+	ldr	x1, [x19, #616]
 	and	x1, x1, #15
 	cbz	x1, .Laesgen_armv8_ce_gcm_none_open_flushed
-	ldr	q1, [x19, #432]
+	ldr	q1, [x19, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2239,20 +2283,20 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #432]
+	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_open_flushed:
 	fmov	d1, x8
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
-	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v1.1q, v0.2d, v1.2d
+	ext	v4.16b, v0.16b, v0.16b, #8
+	eor	v4.16b, v4.16b, v0.16b
+	pmull	v2.1q, v4.1d, v2.1d
+	mov	v0.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2271,8 +2315,8 @@ aesgen_armv8_ce_gcm_none_open:
 	rev64	v0.16b, v0.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #416]
-	str	xzr, [x19, #488]
+	str	q1, [x19, #544]
+	str	xzr, [x19, #616]
 .Laesgen_armv8_ce_gcm_none_open_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
@@ -2280,7 +2324,7 @@ aesgen_armv8_ce_gcm_none_open:
 	mov	v2.s[3], w1
 	add	v1.4s, v1.4s, v2.4s
 	rev32	v1.16b, v1.16b
-	str	q1, [x19, #400]
+	str	q1, [x19, #528]
 	ldr	w1, [x19, #240]
 	cmp	w1, #128
 	b.eq	.Laesgen_armv8_ce_gcm_none_open_aes128
@@ -2386,12 +2430,12 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v0.16b, v0.16b, v21.16b
 	b	.Laesgen_armv8_ce_gcm_none_open_aes_done
 .Laesgen_armv8_ce_gcm_none_open_aes_done:
-	str	q0, [x19, #384]
-	ldr	q0, [x19, #416]
-	ldr	x1, [x19, #480]
-	ldr	x2, [x19, #480]
+	str	q0, [x19, #512]
+	ldr	q0, [x19, #544]
+	ldr	x1, [x19, #608]
+	ldr	x2, [x19, #608]
 	add	x2, x2, x0
-	str	x2, [x19, #480]
+	str	x2, [x19, #608]
 	and	x1, x1, #15
 	cbz	x1, .Laesgen_armv8_ce_gcm_none_open_whole_2
 	mov	x2, #16
@@ -2400,7 +2444,7 @@ aesgen_armv8_ce_gcm_none_open:
 	b.ls	.Laesgen_armv8_ce_gcm_none_open_keep_2
 	mov	x2, x0
 .Laesgen_armv8_ce_gcm_none_open_keep_2:
-	add	x9, x19, #432
+	add	x9, x19, #560
 	add	x9, x9, x1
 	mov	x8, x3
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_open_no8_3
@@ -2432,20 +2476,21 @@ aesgen_armv8_ce_gcm_none_open:
 	add	x1, x1, x2
 	cmp	x1, #16
 	b.ne	.Laesgen_armv8_ce_gcm_none_open_absorbed_2
-	ldr	q1, [x19, #432]
+	ldr	q1, [x19, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2462,7 +2507,7 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #432]
+	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_open_whole_2:
 .Laesgen_armv8_ce_gcm_none_open_hash8_2:
 	cmp	x0, #128
@@ -2472,106 +2517,107 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #384]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
 	ldr	q3, [x3, #16]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #400]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #32]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #416]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #48]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #432]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #64]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #448]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #80]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #464]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #96]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #480]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x3, #112]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x19, #496]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2599,15 +2645,16 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2628,7 +2675,7 @@ aesgen_armv8_ce_gcm_none_open:
 	b	.Laesgen_armv8_ce_gcm_none_open_hash1_2
 .Laesgen_armv8_ce_gcm_none_open_hashed1_2:
 	cbz	x0, .Laesgen_armv8_ce_gcm_none_open_absorbed_2
-	add	x1, x19, #432
+	add	x1, x19, #560
 	tbz	x0, #3, .Laesgen_armv8_ce_gcm_none_open_no8_4
 	ldr	x2, [x3]
 	str	x2, [x1]
@@ -2654,7 +2701,7 @@ aesgen_armv8_ce_gcm_none_open:
 	strb	w2, [x1]
 .Laesgen_armv8_ce_gcm_none_open_no1_4:
 .Laesgen_armv8_ce_gcm_none_open_absorbed_2:
-	str	q0, [x19, #416]
+	str	q0, [x19, #544]
 .Laesgen_armv8_ce_gcm_none_open_data:
 	mov	x2, x20
 	mov	x3, x21
@@ -2663,27 +2710,28 @@ aesgen_armv8_ce_gcm_none_open:
 	bl	aesgen_armv8_ce_gcm_none_decrypt_data
 	ldr	x0, [sp, #48]
 	ldr	x1, [sp, #56]
-	ldr	x2, [x19, #496]
+	ldr	x2, [x19, #624]
 	cmp	x2, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_open_in_data
-	ldr	q0, [x19, #416]
-	ldr	x2, [x19, #480]
+	ldr	q0, [x19, #544]
+	ldr	x2, [x19, #608]
 	and	x2, x2, #15
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_open_flushed_2
-	ldr	q1, [x19, #432]
+	ldr	q1, [x19, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2700,30 +2748,31 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #432]
+	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_open_flushed_2:
-	str	q0, [x19, #416]
+	str	q0, [x19, #544]
 	mov	x2, #1
-	str	x2, [x19, #496]
+	str	x2, [x19, #624]
 .Laesgen_armv8_ce_gcm_none_open_in_data:
-	ldr	q0, [x19, #416]
-	ldr	x2, [x19, #488]
+	ldr	q0, [x19, #544]
+	ldr	x2, [x19, #616]
 	and	x2, x2, #15
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_open_flushed_3
-	ldr	q1, [x19, #432]
+	ldr	q1, [x19, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2740,23 +2789,23 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 .Laesgen_armv8_ce_gcm_none_open_flushed_3:
-	ldr	x2, [x19, #480]
-	ldr	x3, [x19, #488]
+	ldr	x2, [x19, #608]
+	ldr	x3, [x19, #616]
 	lsl	x2, x2, #3
 	lsl	x3, x3, #3
 	fmov	d1, x3
 	mov	v1.d[1], x2
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
-	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x19, #496]
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v1.1q, v0.2d, v1.2d
+	ext	v4.16b, v0.16b, v0.16b, #8
+	eor	v4.16b, v4.16b, v0.16b
+	pmull	v2.1q, v4.1d, v2.1d
+	mov	v0.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -2774,11 +2823,11 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v0.16b, v0.16b, v1.16b
 	rev64	v0.16b, v0.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
-	ldr	q1, [x19, #384]
+	ldr	q1, [x19, #512]
 	eor	v0.16b, v0.16b, v1.16b
-	str	q0, [x19, #464]
+	str	q0, [x19, #592]
 	mov	x2, #0
-	add	x3, x19, #464
+	add	x3, x19, #592
 	tbz	x1, #4, .Laesgen_armv8_ce_gcm_none_open_nocmp16
 	ldr	x4, [x0]
 	ldr	x5, [x3]
@@ -2946,11 +2995,11 @@ aesgen_armv8_ce_gcm_none_start:
 	cmp	w3, #0
 	b.eq	.Laesgen_armv8_ce_gcm_none_start_refuse
 	movi	v0.2d, #0x0000000000000000
-	str	q0, [x0, #416]
-	str	q0, [x0, #432]
-	str	xzr, [x0, #480]
-	str	xzr, [x0, #488]
-	str	xzr, [x0, #496]
+	str	q0, [x0, #544]
+	str	q0, [x0, #560]
+	str	xzr, [x0, #608]
+	str	xzr, [x0, #616]
+	str	xzr, [x0, #624]
 	cmp	x2, #12
 	b.ne	.Laesgen_armv8_ce_gcm_none_start_long_nonce
 	ldr	d0, [x1]
@@ -2961,11 +3010,11 @@ aesgen_armv8_ce_gcm_none_start:
 	b	.Laesgen_armv8_ce_gcm_none_start_have_j0
 .Laesgen_armv8_ce_gcm_none_start_long_nonce:
 	lsl	x3, x2, #3
-	ldr	q0, [x0, #416]
-	ldr	x4, [x0, #488]
-	ldr	x5, [x0, #488]
+	ldr	q0, [x0, #544]
+	ldr	x4, [x0, #616]
+	ldr	x5, [x0, #616]
 	add	x5, x5, x2
-	str	x5, [x0, #488]
+	str	x5, [x0, #616]
 	and	x4, x4, #15
 	cbz	x4, .Laesgen_armv8_ce_gcm_none_start_whole
 	mov	x5, #16
@@ -2974,7 +3023,7 @@ aesgen_armv8_ce_gcm_none_start:
 	b.ls	.Laesgen_armv8_ce_gcm_none_start_keep
 	mov	x5, x2
 .Laesgen_armv8_ce_gcm_none_start_keep:
-	add	x7, x0, #432
+	add	x7, x0, #560
 	add	x7, x7, x4
 	mov	x6, x1
 	tbz	x5, #3, .Laesgen_armv8_ce_gcm_none_start_no8
@@ -3006,20 +3055,21 @@ aesgen_armv8_ce_gcm_none_start:
 	add	x4, x4, x5
 	cmp	x4, #16
 	b.ne	.Laesgen_armv8_ce_gcm_none_start_absorbed
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3036,7 +3086,7 @@ aesgen_armv8_ce_gcm_none_start:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #432]
+	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_start_whole:
 .Laesgen_armv8_ce_gcm_none_start_hash8:
 	cmp	x2, #128
@@ -3046,106 +3096,107 @@ aesgen_armv8_ce_gcm_none_start:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #256]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #384]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
 	ldr	q3, [x1, #16]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #400]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #32]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #416]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #48]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #432]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #64]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #448]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #80]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #464]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #96]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #480]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #112]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #496]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3173,15 +3224,16 @@ aesgen_armv8_ce_gcm_none_start:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3202,7 +3254,7 @@ aesgen_armv8_ce_gcm_none_start:
 	b	.Laesgen_armv8_ce_gcm_none_start_hash1
 .Laesgen_armv8_ce_gcm_none_start_hashed1:
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_start_absorbed
-	add	x4, x0, #432
+	add	x4, x0, #560
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_start_no8_2
 	ldr	x5, [x1]
 	str	x5, [x4]
@@ -3228,25 +3280,26 @@ aesgen_armv8_ce_gcm_none_start:
 	strb	w5, [x4]
 .Laesgen_armv8_ce_gcm_none_start_no1_2:
 .Laesgen_armv8_ce_gcm_none_start_absorbed:
-	str	q0, [x0, #416]
-	ldr	q0, [x0, #416]
-	ldr	x1, [x0, #488]
+	str	q0, [x0, #544]
+	ldr	q0, [x0, #544]
+	ldr	x1, [x0, #616]
 	and	x1, x1, #15
 	cbz	x1, .Laesgen_armv8_ce_gcm_none_start_flushed
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3263,20 +3316,20 @@ aesgen_armv8_ce_gcm_none_start:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #432]
+	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_start_flushed:
 	fmov	d1, x3
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
-	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v1.1q, v0.2d, v1.2d
+	ext	v4.16b, v0.16b, v0.16b, #8
+	eor	v4.16b, v4.16b, v0.16b
+	pmull	v2.1q, v4.1d, v2.1d
+	mov	v0.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3295,8 +3348,8 @@ aesgen_armv8_ce_gcm_none_start:
 	rev64	v0.16b, v0.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #416]
-	str	xzr, [x0, #488]
+	str	q1, [x0, #544]
+	str	xzr, [x0, #616]
 .Laesgen_armv8_ce_gcm_none_start_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
@@ -3304,7 +3357,7 @@ aesgen_armv8_ce_gcm_none_start:
 	mov	v2.s[3], w1
 	add	v1.4s, v1.4s, v2.4s
 	rev32	v1.16b, v1.16b
-	str	q1, [x0, #400]
+	str	q1, [x0, #528]
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
 	b.eq	.Laesgen_armv8_ce_gcm_none_start_aes128
@@ -3410,7 +3463,7 @@ aesgen_armv8_ce_gcm_none_start:
 	eor	v0.16b, v0.16b, v21.16b
 	b	.Laesgen_armv8_ce_gcm_none_start_aes_done
 .Laesgen_armv8_ce_gcm_none_start_aes_done:
-	str	q0, [x0, #384]
+	str	q0, [x0, #512]
 	mov	w0, #0
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
@@ -3465,22 +3518,22 @@ aesgen_armv8_ce_gcm_none_start:
 	.p2align	5
 aesgen_armv8_ce_gcm_none_aad:
 	hint	#34                                       // bti c
-	ldr	x3, [x0, #496]
+	ldr	x3, [x0, #624]
 	cmp	x3, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_aad_refuse
 	movz	x3, #0xffff, lsl #0
 	movk	x3, #0xffff, lsl #16
 	movk	x3, #0xffff, lsl #32
 	movk	x3, #0x1fff, lsl #48
-	ldr	x4, [x0, #480]
+	ldr	x4, [x0, #608]
 	sub	x3, x3, x4
 	cmp	x2, x3
 	b.hi	.Laesgen_armv8_ce_gcm_none_aad_refuse
-	ldr	q0, [x0, #416]
-	ldr	x3, [x0, #480]
-	ldr	x4, [x0, #480]
+	ldr	q0, [x0, #544]
+	ldr	x3, [x0, #608]
+	ldr	x4, [x0, #608]
 	add	x4, x4, x2
-	str	x4, [x0, #480]
+	str	x4, [x0, #608]
 	and	x3, x3, #15
 	cbz	x3, .Laesgen_armv8_ce_gcm_none_aad_whole
 	mov	x4, #16
@@ -3489,7 +3542,7 @@ aesgen_armv8_ce_gcm_none_aad:
 	b.ls	.Laesgen_armv8_ce_gcm_none_aad_keep
 	mov	x4, x2
 .Laesgen_armv8_ce_gcm_none_aad_keep:
-	add	x6, x0, #432
+	add	x6, x0, #560
 	add	x6, x6, x3
 	mov	x5, x1
 	tbz	x4, #3, .Laesgen_armv8_ce_gcm_none_aad_no8
@@ -3521,20 +3574,21 @@ aesgen_armv8_ce_gcm_none_aad:
 	add	x3, x3, x4
 	cmp	x3, #16
 	b.ne	.Laesgen_armv8_ce_gcm_none_aad_absorbed
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3551,7 +3605,7 @@ aesgen_armv8_ce_gcm_none_aad:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #432]
+	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_aad_whole:
 .Laesgen_armv8_ce_gcm_none_aad_hash8:
 	cmp	x2, #128
@@ -3561,106 +3615,107 @@ aesgen_armv8_ce_gcm_none_aad:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #256]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #384]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
 	ldr	q3, [x1, #16]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #400]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #32]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #416]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #48]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #432]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #64]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #448]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #80]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #464]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #96]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #480]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
 	ldr	q3, [x1, #112]
 	rev64	v3.16b, v3.16b
 	ext	v3.16b, v3.16b, v3.16b, #8
 	ldr	q4, [x0, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
+	ldr	q5, [x0, #496]
+	pmull	v6.1q, v3.1d, v4.1d
+	pmull2	v4.1q, v3.2d, v4.2d
+	ext	v7.16b, v3.16b, v3.16b, #8
+	eor	v7.16b, v7.16b, v3.16b
+	pmull	v3.1q, v7.1d, v5.1d
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v2.16b, v2.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3688,15 +3743,16 @@ aesgen_armv8_ce_gcm_none_aad:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3717,7 +3773,7 @@ aesgen_armv8_ce_gcm_none_aad:
 	b	.Laesgen_armv8_ce_gcm_none_aad_hash1
 .Laesgen_armv8_ce_gcm_none_aad_hashed1:
 	cbz	x2, .Laesgen_armv8_ce_gcm_none_aad_absorbed
-	add	x3, x0, #432
+	add	x3, x0, #560
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_aad_no8_2
 	ldr	x4, [x1]
 	str	x4, [x3]
@@ -3743,7 +3799,7 @@ aesgen_armv8_ce_gcm_none_aad:
 	strb	w4, [x3]
 .Laesgen_armv8_ce_gcm_none_aad_no1_2:
 .Laesgen_armv8_ce_gcm_none_aad_absorbed:
-	str	q0, [x0, #416]
+	str	q0, [x0, #544]
 	mov	w0, #0
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
@@ -3788,7 +3844,7 @@ aesgen_armv8_ce_gcm_none_encrypt:
 	movz	x8, #0xffe0, lsl #0
 	movk	x8, #0xffff, lsl #16
 	movk	x8, #15, lsl #32
-	ldr	x9, [x0, #488]
+	ldr	x9, [x0, #616]
 	sub	x8, x8, x9
 	cmp	x2, x8
 	b.hi	.Laesgen_armv8_ce_gcm_none_encrypt_refuse
@@ -3823,7 +3879,7 @@ aesgen_armv8_ce_gcm_none_decrypt:
 	movz	x8, #0xffe0, lsl #0
 	movk	x8, #0xffff, lsl #16
 	movk	x8, #15, lsl #32
-	ldr	x9, [x0, #488]
+	ldr	x9, [x0, #616]
 	sub	x8, x8, x9
 	cmp	x2, x8
 	b.hi	.Laesgen_armv8_ce_gcm_none_decrypt_refuse
@@ -3856,27 +3912,28 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	b.lo	.Laesgen_armv8_ce_gcm_none_finish_seal_refuse
 	cmp	x2, #16
 	b.hi	.Laesgen_armv8_ce_gcm_none_finish_seal_refuse
-	ldr	x3, [x0, #496]
+	ldr	x3, [x0, #624]
 	cmp	x3, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_finish_seal_in_data
-	ldr	q0, [x0, #416]
-	ldr	x3, [x0, #480]
+	ldr	q0, [x0, #544]
+	ldr	x3, [x0, #608]
 	and	x3, x3, #15
 	cbz	x3, .Laesgen_armv8_ce_gcm_none_finish_seal_flushed
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3893,30 +3950,31 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #432]
+	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_finish_seal_flushed:
-	str	q0, [x0, #416]
+	str	q0, [x0, #544]
 	mov	x3, #1
-	str	x3, [x0, #496]
+	str	x3, [x0, #624]
 .Laesgen_armv8_ce_gcm_none_finish_seal_in_data:
-	ldr	q0, [x0, #416]
-	ldr	x3, [x0, #488]
+	ldr	q0, [x0, #544]
+	ldr	x3, [x0, #616]
 	and	x3, x3, #15
 	cbz	x3, .Laesgen_armv8_ce_gcm_none_finish_seal_flushed_2
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3933,23 +3991,23 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 .Laesgen_armv8_ce_gcm_none_finish_seal_flushed_2:
-	ldr	x3, [x0, #480]
-	ldr	x4, [x0, #488]
+	ldr	x3, [x0, #608]
+	ldr	x4, [x0, #616]
 	lsl	x3, x3, #3
 	lsl	x4, x4, #3
 	fmov	d1, x4
 	mov	v1.d[1], x3
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
-	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v1.1q, v0.2d, v1.2d
+	ext	v4.16b, v0.16b, v0.16b, #8
+	eor	v4.16b, v4.16b, v0.16b
+	pmull	v2.1q, v4.1d, v2.1d
+	mov	v0.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -3967,15 +4025,15 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	eor	v0.16b, v0.16b, v1.16b
 	rev64	v0.16b, v0.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
-	ldr	q1, [x0, #384]
+	ldr	q1, [x0, #512]
 	eor	v0.16b, v0.16b, v1.16b
 	cmp	x2, #16
 	b.ne	.Laesgen_armv8_ce_gcm_none_finish_seal_tag_pieces
 	str	q0, [x1]
 	b	.Laesgen_armv8_ce_gcm_none_finish_seal_tag_written
 .Laesgen_armv8_ce_gcm_none_finish_seal_tag_pieces:
-	str	q0, [x0, #464]
-	add	x0, x0, #464
+	str	q0, [x0, #592]
+	add	x0, x0, #592
 	tbz	x2, #4, .Laesgen_armv8_ce_gcm_none_finish_seal_no16
 	ldr	x3, [x0]
 	str	x3, [x1]
@@ -4015,7 +4073,6 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 .Laesgen_armv8_ce_gcm_none_finish_seal_refuse:
 	movn	w0, #0
@@ -4024,7 +4081,6 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 	.size	aesgen_armv8_ce_gcm_none_finish_seal, .-aesgen_armv8_ce_gcm_none_finish_seal
 	.section	.rodata
@@ -4046,27 +4102,28 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	b.lo	.Laesgen_armv8_ce_gcm_none_finish_open_refuse
 	cmp	x2, #16
 	b.hi	.Laesgen_armv8_ce_gcm_none_finish_open_refuse
-	ldr	x3, [x0, #496]
+	ldr	x3, [x0, #624]
 	cmp	x3, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_finish_open_in_data
-	ldr	q0, [x0, #416]
-	ldr	x3, [x0, #480]
+	ldr	q0, [x0, #544]
+	ldr	x3, [x0, #608]
 	and	x3, x3, #15
 	cbz	x3, .Laesgen_armv8_ce_gcm_none_finish_open_flushed
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -4083,30 +4140,31 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #432]
+	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_finish_open_flushed:
-	str	q0, [x0, #416]
+	str	q0, [x0, #544]
 	mov	x3, #1
-	str	x3, [x0, #496]
+	str	x3, [x0, #624]
 .Laesgen_armv8_ce_gcm_none_finish_open_in_data:
-	ldr	q0, [x0, #416]
-	ldr	x3, [x0, #488]
+	ldr	q0, [x0, #544]
+	ldr	x3, [x0, #616]
 	and	x3, x3, #15
 	cbz	x3, .Laesgen_armv8_ce_gcm_none_finish_open_flushed_2
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -4123,23 +4181,23 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 .Laesgen_armv8_ce_gcm_none_finish_open_flushed_2:
-	ldr	x3, [x0, #480]
-	ldr	x4, [x0, #488]
+	ldr	x3, [x0, #608]
+	ldr	x4, [x0, #616]
 	lsl	x3, x3, #3
 	lsl	x4, x4, #3
 	fmov	d1, x4
 	mov	v1.d[1], x3
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
-	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v1.1q, v0.2d, v1.2d
+	ext	v4.16b, v0.16b, v0.16b, #8
+	eor	v4.16b, v4.16b, v0.16b
+	pmull	v2.1q, v4.1d, v2.1d
+	mov	v0.16b, v3.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -4157,11 +4215,11 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	eor	v0.16b, v0.16b, v1.16b
 	rev64	v0.16b, v0.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
-	ldr	q1, [x0, #384]
+	ldr	q1, [x0, #512]
 	eor	v0.16b, v0.16b, v1.16b
-	str	q0, [x0, #464]
+	str	q0, [x0, #592]
 	mov	x3, #0
-	add	x0, x0, #464
+	add	x0, x0, #592
 	tbz	x2, #4, .Laesgen_armv8_ce_gcm_none_finish_open_nocmp16
 	ldr	x4, [x1]
 	ldr	x5, [x0]
@@ -4216,7 +4274,6 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 .Laesgen_armv8_ce_gcm_none_finish_open_refuse:
 	movn	w0, #0
@@ -4225,7 +4282,6 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 	.size	aesgen_armv8_ce_gcm_none_finish_open, .-aesgen_armv8_ce_gcm_none_finish_open
 	.section	.rodata
@@ -4234,7 +4290,7 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
-// wipe(ctx): zero all 512 bytes of the context.
+// wipe(ctx): zero all 640 bytes of the context.
 // Requires: ASIMD
 	.arch	armv8-a
 	.text
@@ -4244,7 +4300,7 @@ aesgen_armv8_ce_gcm_none_finish_open:
 aesgen_armv8_ce_gcm_none_wipe:
 	hint	#34                                       // bti c
 	movi	v0.2d, #0x0000000000000000
-	mov	x1, #8
+	mov	x1, #10
 .Laesgen_armv8_ce_gcm_none_wipe_zero:
 	stp	q0, q0, [x0], #32
 	stp	q0, q0, [x0], #32
@@ -4270,27 +4326,28 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
 	str	d14, [sp, #48]
-	ldr	x4, [x0, #496]
+	ldr	x4, [x0, #624]
 	cmp	x4, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_encrypt_data_in_data
-	ldr	q0, [x0, #416]
-	ldr	x4, [x0, #480]
+	ldr	q0, [x0, #544]
+	ldr	x4, [x0, #608]
 	and	x4, x4, #15
 	cbz	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_flushed
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -4307,17 +4364,17 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #432]
+	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_flushed:
-	str	q0, [x0, #416]
+	str	q0, [x0, #544]
 	mov	x4, #1
-	str	x4, [x0, #496]
+	str	x4, [x0, #624]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_in_data:
-	ldr	q0, [x0, #416]
-	ldr	x4, [x0, #488]
-	ldr	x5, [x0, #488]
+	ldr	q0, [x0, #544]
+	ldr	x4, [x0, #616]
+	ldr	x5, [x0, #616]
 	add	x5, x5, x2
-	str	x5, [x0, #488]
+	str	x5, [x0, #616]
 	and	x4, x4, #15
 	cbz	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_bulk
 	mov	x5, #16
@@ -4328,9 +4385,9 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_keep:
 	mov	x6, x1
 	mov	x7, x3
-	add	x8, x0, #448
+	add	x8, x0, #576
 	add	x8, x8, x4
-	add	x9, x0, #432
+	add	x9, x0, #560
 	add	x9, x9, x4
 	tbz	x5, #3, .Laesgen_armv8_ce_gcm_none_encrypt_data_no8
 	ldr	x10, [x6]
@@ -4383,20 +4440,21 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	add	x4, x4, x5
 	cmp	x4, #16
 	b.ne	.Laesgen_armv8_ce_gcm_none_encrypt_data_saved
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -4413,7 +4471,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #432]
+	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_bulk:
 	ldr	w4, [x0, #240]
 	cmp	w4, #128
@@ -4432,7 +4490,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	movi	v25.2d, #0x0000000000000000
 	mov	w4, #1
 	mov	v25.s[3], w4
-	ldr	q24, [x0, #400]
+	ldr	q24, [x0, #528]
 	rev32	v24.16b, v24.16b
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_small256
@@ -4702,106 +4760,107 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
-	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
+	ldr	q27, [x0, #384]
+	pmull	v28.1q, v26.1d, v0.1d
+	pmull2	v29.1q, v26.2d, v0.2d
+	ext	v0.16b, v26.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v27.1q, v0.1d, v27.1d
+	mov	v0.16b, v28.16b
+	mov	v26.16b, v29.16b
 	ldr	q28, [x4, #16]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #272]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #400]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #32]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #288]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #416]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #48]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #304]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #432]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #64]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #320]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #448]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #80]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #336]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #464]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #96]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #352]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #480]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #112]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #368]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #496]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v0.16b
+	eor	v27.16b, v27.16b, v26.16b
 	movi	v28.2d, #0x0000000000000000
 	ext	v29.16b, v28.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
@@ -5082,106 +5141,107 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
-	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
+	ldr	q27, [x0, #384]
+	pmull	v28.1q, v26.1d, v0.1d
+	pmull2	v29.1q, v26.2d, v0.2d
+	ext	v0.16b, v26.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v27.1q, v0.1d, v27.1d
+	mov	v0.16b, v28.16b
+	mov	v26.16b, v29.16b
 	ldr	q28, [x4, #16]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #272]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #400]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #32]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #288]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #416]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #48]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #304]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #432]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #64]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #320]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #448]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #80]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #336]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #464]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #96]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #352]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #480]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x4, #112]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #368]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #496]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v0.16b
+	eor	v27.16b, v27.16b, v26.16b
 	movi	v28.2d, #0x0000000000000000
 	ext	v29.16b, v28.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
@@ -5240,15 +5300,16 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
+	ldr	q27, [x0, #496]
+	pmull	v28.1q, v26.1d, v0.1d
+	pmull2	v29.1q, v26.2d, v0.2d
+	ext	v0.16b, v26.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v27.1q, v0.1d, v27.1d
+	mov	v0.16b, v28.16b
+	mov	v26.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	eor	v27.16b, v27.16b, v26.16b
 	movi	v28.2d, #0x0000000000000000
 	ext	v29.16b, v28.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
@@ -5298,9 +5359,9 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aesmc	v26.16b, v26.16b
 	aese	v26.16b, v22.16b
 	eor	v26.16b, v26.16b, v23.16b
-	str	q26, [x0, #448]
-	add	x4, x0, #448
-	add	x5, x0, #432
+	str	q26, [x0, #576]
+	add	x4, x0, #576
+	add	x5, x0, #560
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_encrypt_data_no8_2
 	ldr	x6, [x1]
 	ldr	x7, [x4]
@@ -5348,7 +5409,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no1_2:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_end256:
 	rev32	v24.16b, v24.16b
-	str	q24, [x0, #400]
+	str	q24, [x0, #528]
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_saved
 .Laesgen_armv8_ce_gcm_none_encrypt_data_data128:
 	ldp	q1, q2, [x0]
@@ -5360,7 +5421,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	movi	v21.2d, #0x0000000000000000
 	mov	w4, #1
 	mov	v21.s[3], w4
-	ldr	q20, [x0, #400]
+	ldr	q20, [x0, #528]
 	rev32	v20.16b, v20.16b
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_small128
@@ -5572,51 +5633,51 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
-	pmull	v28.1q, v27.1d, v0.1d
+	ldr	q28, [x0, #384]
 	rev32	v25.16b, v20.16b
+	pmull	v29.1q, v27.1d, v0.1d
+	add	v20.4s, v20.4s, v21.4s
 	pmull2	v30.1q, v27.2d, v0.2d
-	add	v20.4s, v20.4s, v21.4s
-	ext	v0.16b, v0.16b, v0.16b, #8
 	rev32	v26.16b, v20.16b
-	pmull	v31.1q, v27.1d, v0.1d
+	ext	v0.16b, v27.16b, v27.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	pmull2	v29.1q, v27.2d, v0.2d
+	eor	v0.16b, v0.16b, v27.16b
 	rev32	v27.16b, v20.16b
-	mov	v0.16b, v28.16b
+	pmull	v31.1q, v0.1d, v28.1d
+	mov	v0.16b, v29.16b
 	add	v20.4s, v20.4s, v21.4s
 	rev32	v28.16b, v20.16b
-	eor	v31.16b, v31.16b, v29.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q8, [x4, #16]
 	rev32	v29.16b, v20.16b
 	rev64	v8.16b, v8.16b
 	add	v20.4s, v20.4s, v21.4s
 	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #272]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q9, [x0, #272]
+	ldr	q10, [x0, #400]
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v10.1q, v8.1d, v9.1d
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v12.16b, v12.16b, v8.16b
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v12.16b
 	eor	v31.16b, v31.16b, v8.16b
 	aese	v22.16b, v2.16b
 	aesmc	v22.16b, v22.16b
@@ -5624,34 +5685,34 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
 	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #288]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q9, [x0, #288]
+	ldr	q10, [x0, #416]
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v10.1q, v8.1d, v9.1d
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v12.16b, v12.16b, v8.16b
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v22.16b, v3.16b
 	aesmc	v22.16b, v22.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v12.16b
 	eor	v31.16b, v31.16b, v8.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
@@ -5659,180 +5720,182 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
 	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #304]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x0, #304]
+	ldr	q10, [x0, #432]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v22.16b, v4.16b
 	aesmc	v22.16b, v22.16b
-	pmull2	v11.1q, v8.2d, v9.2d
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	ext	v12.16b, v8.16b, v8.16b, #8
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v8.16b
 	ldr	q8, [x4, #64]
+	rev64	v8.16b, v8.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v22.16b, v5.16b
 	aesmc	v22.16b, v22.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #320]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x0, #320]
+	ldr	q10, [x0, #448]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v11.1q, v8.2d, v9.2d
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v8.2d, v9.2d
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v22.16b, v6.16b
 	aesmc	v22.16b, v22.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v8.16b
 	ldr	q8, [x4, #80]
+	rev64	v8.16b, v8.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #336]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x0, #336]
+	ldr	q10, [x0, #464]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull2	v9.1q, v8.2d, v9.2d
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v22.16b, v7.16b
 	aesmc	v22.16b, v22.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x4, #96]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	eor	v31.16b, v31.16b, v8.16b
+	rev64	v8.16b, v8.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q8, [x4, #96]
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #352]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q9, [x0, #352]
+	ldr	q10, [x0, #480]
 	aese	v22.16b, v16.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull	v11.1q, v8.1d, v9.1d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v8.1d, v9.1d
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	ldr	q8, [x4, #112]
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v8.16b
+	rev64	v8.16b, v8.16b
 	aese	v22.16b, v17.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q8, [x4, #112]
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v23.16b, v17.16b
 	aesmc	v23.16b, v23.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #368]
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x0, #368]
+	ldr	q10, [x0, #496]
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull	v11.1q, v8.1d, v9.1d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v8.1d, v9.1d
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v22.16b, v18.16b
-	eor	v30.16b, v30.16b, v11.16b
-	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v12.16b
-	aese	v24.16b, v18.16b
+	eor	v30.16b, v30.16b, v9.16b
 	eor	v31.16b, v31.16b, v8.16b
+	aese	v23.16b, v18.16b
+	eor	v31.16b, v31.16b, v0.16b
+	aese	v24.16b, v18.16b
+	eor	v31.16b, v31.16b, v30.16b
 	aese	v25.16b, v18.16b
 	movi	v8.2d, #0x0000000000000000
 	aese	v26.16b, v18.16b
 	ext	v9.16b, v8.16b, v31.16b, #8
-	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v18.16b
+	eor	v0.16b, v0.16b, v9.16b
 	ext	v9.16b, v31.16b, v8.16b, #8
 	aese	v28.16b, v18.16b
 	eor	v30.16b, v30.16b, v9.16b
@@ -5880,106 +5943,107 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v22.16b, v22.16b, v22.16b, #8
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #256]
-	pmull	v23.1q, v22.1d, v0.1d
-	pmull2	v24.1q, v22.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v25.1q, v22.1d, v0.1d
-	pmull2	v26.1q, v22.2d, v0.2d
-	mov	v0.16b, v23.16b
-	mov	v22.16b, v24.16b
-	mov	v23.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
+	ldr	q23, [x0, #384]
+	pmull	v24.1q, v22.1d, v0.1d
+	pmull2	v25.1q, v22.2d, v0.2d
+	ext	v0.16b, v22.16b, v22.16b, #8
+	eor	v0.16b, v0.16b, v22.16b
+	pmull	v23.1q, v0.1d, v23.1d
+	mov	v0.16b, v24.16b
+	mov	v22.16b, v25.16b
 	ldr	q24, [x4, #16]
 	rev64	v24.16b, v24.16b
 	ext	v24.16b, v24.16b, v24.16b, #8
 	ldr	q25, [x0, #272]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
+	ldr	q26, [x0, #400]
+	pmull	v27.1q, v24.1d, v25.1d
+	pmull2	v25.1q, v24.2d, v25.2d
+	ext	v28.16b, v24.16b, v24.16b, #8
+	eor	v28.16b, v28.16b, v24.16b
+	pmull	v24.1q, v28.1d, v26.1d
+	eor	v0.16b, v0.16b, v27.16b
+	eor	v22.16b, v22.16b, v25.16b
 	eor	v23.16b, v23.16b, v24.16b
 	ldr	q24, [x4, #32]
 	rev64	v24.16b, v24.16b
 	ext	v24.16b, v24.16b, v24.16b, #8
 	ldr	q25, [x0, #288]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
+	ldr	q26, [x0, #416]
+	pmull	v27.1q, v24.1d, v25.1d
+	pmull2	v25.1q, v24.2d, v25.2d
+	ext	v28.16b, v24.16b, v24.16b, #8
+	eor	v28.16b, v28.16b, v24.16b
+	pmull	v24.1q, v28.1d, v26.1d
+	eor	v0.16b, v0.16b, v27.16b
+	eor	v22.16b, v22.16b, v25.16b
 	eor	v23.16b, v23.16b, v24.16b
 	ldr	q24, [x4, #48]
 	rev64	v24.16b, v24.16b
 	ext	v24.16b, v24.16b, v24.16b, #8
 	ldr	q25, [x0, #304]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
+	ldr	q26, [x0, #432]
+	pmull	v27.1q, v24.1d, v25.1d
+	pmull2	v25.1q, v24.2d, v25.2d
+	ext	v28.16b, v24.16b, v24.16b, #8
+	eor	v28.16b, v28.16b, v24.16b
+	pmull	v24.1q, v28.1d, v26.1d
+	eor	v0.16b, v0.16b, v27.16b
+	eor	v22.16b, v22.16b, v25.16b
 	eor	v23.16b, v23.16b, v24.16b
 	ldr	q24, [x4, #64]
 	rev64	v24.16b, v24.16b
 	ext	v24.16b, v24.16b, v24.16b, #8
 	ldr	q25, [x0, #320]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
+	ldr	q26, [x0, #448]
+	pmull	v27.1q, v24.1d, v25.1d
+	pmull2	v25.1q, v24.2d, v25.2d
+	ext	v28.16b, v24.16b, v24.16b, #8
+	eor	v28.16b, v28.16b, v24.16b
+	pmull	v24.1q, v28.1d, v26.1d
+	eor	v0.16b, v0.16b, v27.16b
+	eor	v22.16b, v22.16b, v25.16b
 	eor	v23.16b, v23.16b, v24.16b
 	ldr	q24, [x4, #80]
 	rev64	v24.16b, v24.16b
 	ext	v24.16b, v24.16b, v24.16b, #8
 	ldr	q25, [x0, #336]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
+	ldr	q26, [x0, #464]
+	pmull	v27.1q, v24.1d, v25.1d
+	pmull2	v25.1q, v24.2d, v25.2d
+	ext	v28.16b, v24.16b, v24.16b, #8
+	eor	v28.16b, v28.16b, v24.16b
+	pmull	v24.1q, v28.1d, v26.1d
+	eor	v0.16b, v0.16b, v27.16b
+	eor	v22.16b, v22.16b, v25.16b
 	eor	v23.16b, v23.16b, v24.16b
 	ldr	q24, [x4, #96]
 	rev64	v24.16b, v24.16b
 	ext	v24.16b, v24.16b, v24.16b, #8
 	ldr	q25, [x0, #352]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
+	ldr	q26, [x0, #480]
+	pmull	v27.1q, v24.1d, v25.1d
+	pmull2	v25.1q, v24.2d, v25.2d
+	ext	v28.16b, v24.16b, v24.16b, #8
+	eor	v28.16b, v28.16b, v24.16b
+	pmull	v24.1q, v28.1d, v26.1d
+	eor	v0.16b, v0.16b, v27.16b
+	eor	v22.16b, v22.16b, v25.16b
 	eor	v23.16b, v23.16b, v24.16b
 	ldr	q24, [x4, #112]
 	rev64	v24.16b, v24.16b
 	ext	v24.16b, v24.16b, v24.16b, #8
 	ldr	q25, [x0, #368]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
+	ldr	q26, [x0, #496]
+	pmull	v27.1q, v24.1d, v25.1d
+	pmull2	v25.1q, v24.2d, v25.2d
+	ext	v28.16b, v24.16b, v24.16b, #8
+	eor	v28.16b, v28.16b, v24.16b
+	pmull	v24.1q, v28.1d, v26.1d
+	eor	v0.16b, v0.16b, v27.16b
+	eor	v22.16b, v22.16b, v25.16b
 	eor	v23.16b, v23.16b, v24.16b
+	eor	v23.16b, v23.16b, v0.16b
+	eor	v23.16b, v23.16b, v22.16b
 	movi	v24.2d, #0x0000000000000000
 	ext	v25.16b, v24.16b, v23.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
@@ -6030,15 +6094,16 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v22.16b, v22.16b, v22.16b, #8
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v23.1q, v22.1d, v0.1d
-	pmull2	v24.1q, v22.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v25.1q, v22.1d, v0.1d
-	pmull2	v26.1q, v22.2d, v0.2d
-	mov	v0.16b, v23.16b
-	mov	v22.16b, v24.16b
-	mov	v23.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
+	ldr	q23, [x0, #496]
+	pmull	v24.1q, v22.1d, v0.1d
+	pmull2	v25.1q, v22.2d, v0.2d
+	ext	v0.16b, v22.16b, v22.16b, #8
+	eor	v0.16b, v0.16b, v22.16b
+	pmull	v23.1q, v0.1d, v23.1d
+	mov	v0.16b, v24.16b
+	mov	v22.16b, v25.16b
+	eor	v23.16b, v23.16b, v0.16b
+	eor	v23.16b, v23.16b, v22.16b
 	movi	v24.2d, #0x0000000000000000
 	ext	v25.16b, v24.16b, v23.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
@@ -6080,9 +6145,9 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aesmc	v22.16b, v22.16b
 	aese	v22.16b, v18.16b
 	eor	v22.16b, v22.16b, v19.16b
-	str	q22, [x0, #448]
-	add	x4, x0, #448
-	add	x5, x0, #432
+	str	q22, [x0, #576]
+	add	x4, x0, #576
+	add	x5, x0, #560
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_encrypt_data_no8_3
 	ldr	x6, [x1]
 	ldr	x7, [x4]
@@ -6130,7 +6195,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no1_3:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_end128:
 	rev32	v20.16b, v20.16b
-	str	q20, [x0, #400]
+	str	q20, [x0, #528]
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_saved
 .Laesgen_armv8_ce_gcm_none_encrypt_data_data192:
 	ldp	q1, q2, [x0]
@@ -6143,7 +6208,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	movi	v23.2d, #0x0000000000000000
 	mov	w4, #1
 	mov	v23.s[3], w4
-	ldr	q22, [x0, #400]
+	ldr	q22, [x0, #528]
 	rev32	v22.16b, v22.16b
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_small192
@@ -6388,21 +6453,23 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	add	v22.4s, v22.4s, v23.4s
 	ldr	q0, [x0, #256]
 	rev32	v27.16b, v22.16b
-	pmull	v31.1q, v30.1d, v0.1d
+	ldr	q31, [x0, #384]
 	add	v22.4s, v22.4s, v23.4s
-	pmull2	v8.1q, v30.2d, v0.2d
+	pmull	v8.1q, v30.1d, v0.1d
 	rev32	v28.16b, v22.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull2	v9.1q, v30.2d, v0.2d
 	add	v22.4s, v22.4s, v23.4s
-	pmull	v9.1q, v30.1d, v0.1d
+	ext	v0.16b, v30.16b, v30.16b, #8
 	rev32	v29.16b, v22.16b
-	pmull2	v10.1q, v30.2d, v0.2d
+	eor	v0.16b, v0.16b, v30.16b
 	add	v22.4s, v22.4s, v23.4s
-	mov	v0.16b, v31.16b
+	pmull	v10.1q, v0.1d, v31.1d
 	rev32	v30.16b, v22.16b
+	mov	v0.16b, v8.16b
 	add	v22.4s, v22.4s, v23.4s
+	mov	v8.16b, v9.16b
 	rev32	v31.16b, v22.16b
-	eor	v9.16b, v9.16b, v10.16b
+	mov	v9.16b, v10.16b
 	add	v22.4s, v22.4s, v23.4s
 	ldr	q10, [x4, #16]
 	aese	v24.16b, v1.16b
@@ -6416,28 +6483,28 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ldr	q11, [x0, #272]
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	ldr	q12, [x0, #400]
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
 	eor	v9.16b, v9.16b, v10.16b
@@ -6447,231 +6514,233 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
 	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #288]
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q11, [x0, #288]
+	ldr	q12, [x0, #416]
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x4, #48]
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x4, #48]
+	rev64	v10.16b, v10.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #304]
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #304]
+	ldr	q12, [x0, #432]
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x4, #64]
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x4, #64]
+	rev64	v10.16b, v10.16b
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #320]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #320]
+	ldr	q12, [x0, #448]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v13.1q, v10.2d, v11.2d
-	ext	v11.16b, v11.16b, v11.16b, #8
+	pmull2	v11.1q, v10.2d, v11.2d
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x4, #80]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x4, #80]
+	rev64	v10.16b, v10.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #336]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #336]
+	ldr	q12, [x0, #464]
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x4, #96]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q10, [x4, #96]
+	rev64	v10.16b, v10.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #352]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #352]
+	ldr	q12, [x0, #480]
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v24.16b, v18.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v25.16b, v18.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v11.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v26.16b, v18.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v14.16b
+	ldr	q10, [x4, #112]
 	aese	v27.16b, v18.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v28.16b, v18.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x4, #112]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v18.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #368]
 	aese	v30.16b, v18.16b
 	aesmc	v30.16b, v30.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q12, [x0, #496]
 	aese	v31.16b, v18.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q11, [x0, #368]
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v24.16b, v19.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v25.16b, v19.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v19.16b
 	aesmc	v26.16b, v26.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v27.16b, v19.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v28.16b, v19.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v29.16b, v19.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v30.16b, v19.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v31.16b, v19.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v24.16b, v20.16b
-	eor	v9.16b, v9.16b, v10.16b
+	eor	v9.16b, v9.16b, v8.16b
 	aese	v25.16b, v20.16b
 	movi	v10.2d, #0x0000000000000000
 	aese	v26.16b, v20.16b
@@ -6727,106 +6796,107 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v24.16b, v24.16b, v24.16b, #8
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #256]
-	pmull	v25.1q, v24.1d, v0.1d
-	pmull2	v26.1q, v24.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v27.1q, v24.1d, v0.1d
-	pmull2	v28.1q, v24.2d, v0.2d
-	mov	v0.16b, v25.16b
-	mov	v24.16b, v26.16b
-	mov	v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v28.16b
+	ldr	q25, [x0, #384]
+	pmull	v26.1q, v24.1d, v0.1d
+	pmull2	v27.1q, v24.2d, v0.2d
+	ext	v0.16b, v24.16b, v24.16b, #8
+	eor	v0.16b, v0.16b, v24.16b
+	pmull	v25.1q, v0.1d, v25.1d
+	mov	v0.16b, v26.16b
+	mov	v24.16b, v27.16b
 	ldr	q26, [x4, #16]
 	rev64	v26.16b, v26.16b
 	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q27, [x0, #272]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
+	ldr	q28, [x0, #400]
+	pmull	v29.1q, v26.1d, v27.1d
+	pmull2	v27.1q, v26.2d, v27.2d
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v26.1q, v30.1d, v28.1d
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v24.16b, v24.16b, v27.16b
 	eor	v25.16b, v25.16b, v26.16b
 	ldr	q26, [x4, #32]
 	rev64	v26.16b, v26.16b
 	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q27, [x0, #288]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
+	ldr	q28, [x0, #416]
+	pmull	v29.1q, v26.1d, v27.1d
+	pmull2	v27.1q, v26.2d, v27.2d
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v26.1q, v30.1d, v28.1d
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v24.16b, v24.16b, v27.16b
 	eor	v25.16b, v25.16b, v26.16b
 	ldr	q26, [x4, #48]
 	rev64	v26.16b, v26.16b
 	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q27, [x0, #304]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
+	ldr	q28, [x0, #432]
+	pmull	v29.1q, v26.1d, v27.1d
+	pmull2	v27.1q, v26.2d, v27.2d
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v26.1q, v30.1d, v28.1d
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v24.16b, v24.16b, v27.16b
 	eor	v25.16b, v25.16b, v26.16b
 	ldr	q26, [x4, #64]
 	rev64	v26.16b, v26.16b
 	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q27, [x0, #320]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
+	ldr	q28, [x0, #448]
+	pmull	v29.1q, v26.1d, v27.1d
+	pmull2	v27.1q, v26.2d, v27.2d
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v26.1q, v30.1d, v28.1d
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v24.16b, v24.16b, v27.16b
 	eor	v25.16b, v25.16b, v26.16b
 	ldr	q26, [x4, #80]
 	rev64	v26.16b, v26.16b
 	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q27, [x0, #336]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
+	ldr	q28, [x0, #464]
+	pmull	v29.1q, v26.1d, v27.1d
+	pmull2	v27.1q, v26.2d, v27.2d
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v26.1q, v30.1d, v28.1d
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v24.16b, v24.16b, v27.16b
 	eor	v25.16b, v25.16b, v26.16b
 	ldr	q26, [x4, #96]
 	rev64	v26.16b, v26.16b
 	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q27, [x0, #352]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
+	ldr	q28, [x0, #480]
+	pmull	v29.1q, v26.1d, v27.1d
+	pmull2	v27.1q, v26.2d, v27.2d
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v26.1q, v30.1d, v28.1d
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v24.16b, v24.16b, v27.16b
 	eor	v25.16b, v25.16b, v26.16b
 	ldr	q26, [x4, #112]
 	rev64	v26.16b, v26.16b
 	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q27, [x0, #368]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
+	ldr	q28, [x0, #496]
+	pmull	v29.1q, v26.1d, v27.1d
+	pmull2	v27.1q, v26.2d, v27.2d
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v26.1q, v30.1d, v28.1d
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v24.16b, v24.16b, v27.16b
 	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v0.16b
+	eor	v25.16b, v25.16b, v24.16b
 	movi	v26.2d, #0x0000000000000000
 	ext	v27.16b, v26.16b, v25.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
@@ -6881,15 +6951,16 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v24.16b, v24.16b, v24.16b, #8
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v25.1q, v24.1d, v0.1d
-	pmull2	v26.1q, v24.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v27.1q, v24.1d, v0.1d
-	pmull2	v28.1q, v24.2d, v0.2d
-	mov	v0.16b, v25.16b
-	mov	v24.16b, v26.16b
-	mov	v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v28.16b
+	ldr	q25, [x0, #496]
+	pmull	v26.1q, v24.1d, v0.1d
+	pmull2	v27.1q, v24.2d, v0.2d
+	ext	v0.16b, v24.16b, v24.16b, #8
+	eor	v0.16b, v0.16b, v24.16b
+	pmull	v25.1q, v0.1d, v25.1d
+	mov	v0.16b, v26.16b
+	mov	v24.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	eor	v25.16b, v25.16b, v24.16b
 	movi	v26.2d, #0x0000000000000000
 	ext	v27.16b, v26.16b, v25.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
@@ -6935,9 +7006,9 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aesmc	v24.16b, v24.16b
 	aese	v24.16b, v20.16b
 	eor	v24.16b, v24.16b, v21.16b
-	str	q24, [x0, #448]
-	add	x4, x0, #448
-	add	x5, x0, #432
+	str	q24, [x0, #576]
+	add	x4, x0, #576
+	add	x5, x0, #560
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_encrypt_data_no8_4
 	ldr	x6, [x1]
 	ldr	x7, [x4]
@@ -6985,10 +7056,10 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no1_4:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_end192:
 	rev32	v22.16b, v22.16b
-	str	q22, [x0, #400]
+	str	q22, [x0, #528]
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_saved
 .Laesgen_armv8_ce_gcm_none_encrypt_data_saved:
-	str	q0, [x0, #416]
+	str	q0, [x0, #544]
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
 	eor	v2.16b, v2.16b, v2.16b
@@ -7048,27 +7119,28 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
 	str	d14, [sp, #48]
-	ldr	x4, [x0, #496]
+	ldr	x4, [x0, #624]
 	cmp	x4, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_decrypt_data_in_data
-	ldr	q0, [x0, #416]
-	ldr	x4, [x0, #480]
+	ldr	q0, [x0, #544]
+	ldr	x4, [x0, #608]
 	and	x4, x4, #15
 	cbz	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_flushed
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -7085,17 +7157,17 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #432]
+	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_flushed:
-	str	q0, [x0, #416]
+	str	q0, [x0, #544]
 	mov	x4, #1
-	str	x4, [x0, #496]
+	str	x4, [x0, #624]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_in_data:
-	ldr	q0, [x0, #416]
-	ldr	x4, [x0, #488]
-	ldr	x5, [x0, #488]
+	ldr	q0, [x0, #544]
+	ldr	x4, [x0, #616]
+	ldr	x5, [x0, #616]
 	add	x5, x5, x2
-	str	x5, [x0, #488]
+	str	x5, [x0, #616]
 	and	x4, x4, #15
 	cbz	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_bulk
 	mov	x5, #16
@@ -7106,9 +7178,9 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 .Laesgen_armv8_ce_gcm_none_decrypt_data_keep:
 	mov	x6, x1
 	mov	x7, x3
-	add	x8, x0, #448
+	add	x8, x0, #576
 	add	x8, x8, x4
-	add	x9, x0, #432
+	add	x9, x0, #560
 	add	x9, x9, x4
 	tbz	x5, #3, .Laesgen_armv8_ce_gcm_none_decrypt_data_no8
 	ldr	x10, [x6]
@@ -7161,20 +7233,21 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	add	x4, x4, x5
 	cmp	x4, #16
 	b.ne	.Laesgen_armv8_ce_gcm_none_decrypt_data_saved
-	ldr	q1, [x0, #432]
+	ldr	q1, [x0, #560]
 	rev64	v1.16b, v1.16b
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
+	ldr	q2, [x0, #496]
+	pmull	v3.1q, v1.1d, v0.1d
+	pmull2	v4.1q, v1.2d, v0.2d
+	ext	v0.16b, v1.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v1.16b
+	pmull	v2.1q, v0.1d, v2.1d
+	mov	v0.16b, v3.16b
+	mov	v1.16b, v4.16b
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
 	movi	v3.2d, #0x0000000000000000
 	ext	v4.16b, v3.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
@@ -7191,7 +7264,7 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v0.16b, v0.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #432]
+	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_bulk:
 	ldr	w4, [x0, #240]
 	cmp	w4, #128
@@ -7210,7 +7283,7 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	movi	v25.2d, #0x0000000000000000
 	mov	w4, #1
 	mov	v25.s[3], w4
-	ldr	q24, [x0, #400]
+	ldr	q24, [x0, #528]
 	rev32	v24.16b, v24.16b
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small256
@@ -7222,106 +7295,107 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
-	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
+	ldr	q27, [x0, #384]
+	pmull	v28.1q, v26.1d, v0.1d
+	pmull2	v29.1q, v26.2d, v0.2d
+	ext	v0.16b, v26.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v27.1q, v0.1d, v27.1d
+	mov	v0.16b, v28.16b
+	mov	v26.16b, v29.16b
 	ldr	q28, [x1, #16]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #272]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #400]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x1, #32]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #288]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #416]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x1, #48]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #304]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #432]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x1, #64]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #320]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #448]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x1, #80]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #336]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #464]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x1, #96]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #352]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #480]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
 	ldr	q28, [x1, #112]
 	rev64	v28.16b, v28.16b
 	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q29, [x0, #368]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
+	ldr	q30, [x0, #496]
+	pmull	v31.1q, v28.1d, v29.1d
+	pmull2	v29.1q, v28.2d, v29.2d
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v28.1q, v8.1d, v30.1d
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v26.16b, v29.16b
 	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v0.16b
+	eor	v27.16b, v27.16b, v26.16b
 	movi	v28.2d, #0x0000000000000000
 	ext	v29.16b, v28.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
@@ -7604,15 +7678,16 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
+	ldr	q27, [x0, #496]
+	pmull	v28.1q, v26.1d, v0.1d
+	pmull2	v29.1q, v26.2d, v0.2d
+	ext	v0.16b, v26.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v27.1q, v0.1d, v27.1d
+	mov	v0.16b, v28.16b
+	mov	v26.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	eor	v27.16b, v27.16b, v26.16b
 	movi	v28.2d, #0x0000000000000000
 	ext	v29.16b, v28.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
@@ -7695,9 +7770,9 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	aesmc	v26.16b, v26.16b
 	aese	v26.16b, v22.16b
 	eor	v26.16b, v26.16b, v23.16b
-	str	q26, [x0, #448]
-	add	x4, x0, #448
-	add	x5, x0, #432
+	str	q26, [x0, #576]
+	add	x4, x0, #576
+	add	x5, x0, #560
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_decrypt_data_no8_2
 	ldr	x6, [x1]
 	str	x6, [x5]
@@ -7745,7 +7820,7 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 .Laesgen_armv8_ce_gcm_none_decrypt_data_no1_2:
 .Laesgen_armv8_ce_gcm_none_decrypt_data_end256:
 	rev32	v24.16b, v24.16b
-	str	q24, [x0, #400]
+	str	q24, [x0, #528]
 	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_saved
 .Laesgen_armv8_ce_gcm_none_decrypt_data_data128:
 	ldp	q1, q2, [x0]
@@ -7757,7 +7832,7 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	movi	v21.2d, #0x0000000000000000
 	mov	w4, #1
 	mov	v21.s[3], w4
-	ldr	q20, [x0, #400]
+	ldr	q20, [x0, #528]
 	rev32	v20.16b, v20.16b
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small128
@@ -7775,20 +7850,20 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	rev32	v24.16b, v20.16b
 	ldr	q0, [x0, #256]
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v28.1q, v27.1d, v0.1d
+	ldr	q28, [x0, #384]
+	pmull	v29.1q, v27.1d, v0.1d
 	rev32	v25.16b, v20.16b
 	pmull2	v30.1q, v27.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v31.1q, v27.1d, v0.1d
+	ext	v0.16b, v27.16b, v27.16b, #8
 	rev32	v26.16b, v20.16b
-	pmull2	v29.1q, v27.2d, v0.2d
+	eor	v0.16b, v0.16b, v27.16b
 	add	v20.4s, v20.4s, v21.4s
-	mov	v0.16b, v28.16b
+	pmull	v31.1q, v0.1d, v28.1d
 	rev32	v27.16b, v20.16b
+	mov	v0.16b, v29.16b
 	add	v20.4s, v20.4s, v21.4s
 	rev32	v28.16b, v20.16b
-	eor	v31.16b, v31.16b, v29.16b
 	ldr	q8, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v8.16b, v8.16b
@@ -7798,32 +7873,32 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldr	q9, [x0, #272]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	ldr	q10, [x0, #400]
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	pmull	v12.1q, v8.1d, v9.1d
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v10.16b
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v0.16b, v0.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #32]
 	aese	v22.16b, v2.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q8, [x1, #32]
 	rev64	v8.16b, v8.16b
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
@@ -7833,209 +7908,211 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldr	q9, [x0, #288]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	ldr	q10, [x0, #416]
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v8.1d, v9.1d
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v10.16b
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v22.16b, v3.16b
 	aesmc	v22.16b, v22.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v0.16b, v0.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #48]
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q8, [x1, #48]
+	rev64	v8.16b, v8.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v8.16b, v8.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
 	ldr	q9, [x0, #304]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	ldr	q10, [x0, #432]
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v22.16b, v4.16b
 	aesmc	v22.16b, v22.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v8.1q, v8.2d, v9.2d
-	eor	v0.16b, v0.16b, v10.16b
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v0.16b, v0.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #64]
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q8, [x1, #64]
+	rev64	v8.16b, v8.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v22.16b, v5.16b
 	aesmc	v22.16b, v22.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
 	ldr	q9, [x0, #320]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	ldr	q10, [x0, #448]
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v30.16b, v30.16b, v11.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v22.16b, v6.16b
 	aesmc	v22.16b, v22.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #80]
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q8, [x1, #80]
+	rev64	v8.16b, v8.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #336]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x0, #336]
+	ldr	q10, [x0, #464]
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v10.1q, v8.1d, v9.1d
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v22.16b, v7.16b
 	aesmc	v22.16b, v22.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v12.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #96]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q8, [x1, #96]
+	rev64	v8.16b, v8.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #352]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q9, [x0, #352]
+	ldr	q10, [x0, #480]
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v22.16b, v16.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v11.1q, v8.2d, v9.2d
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	ldr	q8, [x1, #112]
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v8.16b
-	ldr	q8, [x1, #112]
+	rev64	v8.16b, v8.16b
 	aese	v22.16b, v17.16b
 	aesmc	v22.16b, v22.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v23.16b, v17.16b
 	aesmc	v23.16b, v23.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #368]
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x0, #368]
+	ldr	q10, [x0, #496]
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	ext	v12.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v12.16b, v12.16b, v8.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v8.1q, v12.1d, v10.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v11.16b
+	eor	v30.16b, v30.16b, v9.16b
 	aese	v22.16b, v18.16b
-	eor	v30.16b, v30.16b, v11.16b
-	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v12.16b
-	aese	v24.16b, v18.16b
 	eor	v31.16b, v31.16b, v8.16b
+	aese	v23.16b, v18.16b
+	eor	v31.16b, v31.16b, v0.16b
+	aese	v24.16b, v18.16b
+	eor	v31.16b, v31.16b, v30.16b
 	aese	v25.16b, v18.16b
 	movi	v8.2d, #0x0000000000000000
-	ext	v9.16b, v8.16b, v31.16b, #8
 	aese	v26.16b, v18.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v9.16b, v8.16b, v31.16b, #8
 	aese	v27.16b, v18.16b
+	eor	v0.16b, v0.16b, v9.16b
 	ext	v9.16b, v31.16b, v8.16b, #8
 	aese	v28.16b, v18.16b
 	eor	v30.16b, v30.16b, v9.16b
@@ -8045,8 +8122,8 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	eor	v23.16b, v23.16b, v19.16b
 	ldr	q31, [x4]
-	pmull	v8.1q, v0.1d, v31.1d
 	eor	v24.16b, v24.16b, v19.16b
+	pmull	v8.1q, v0.1d, v31.1d
 	ext	v0.16b, v0.16b, v0.16b, #8
 	eor	v25.16b, v25.16b, v19.16b
 	eor	v0.16b, v0.16b, v8.16b
@@ -8085,15 +8162,16 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v22.16b, v22.16b, v22.16b, #8
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v23.1q, v22.1d, v0.1d
-	pmull2	v24.1q, v22.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v25.1q, v22.1d, v0.1d
-	pmull2	v26.1q, v22.2d, v0.2d
-	mov	v0.16b, v23.16b
-	mov	v22.16b, v24.16b
-	mov	v23.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
+	ldr	q23, [x0, #496]
+	pmull	v24.1q, v22.1d, v0.1d
+	pmull2	v25.1q, v22.2d, v0.2d
+	ext	v0.16b, v22.16b, v22.16b, #8
+	eor	v0.16b, v0.16b, v22.16b
+	pmull	v23.1q, v0.1d, v23.1d
+	mov	v0.16b, v24.16b
+	mov	v22.16b, v25.16b
+	eor	v23.16b, v23.16b, v0.16b
+	eor	v23.16b, v23.16b, v22.16b
 	movi	v24.2d, #0x0000000000000000
 	ext	v25.16b, v24.16b, v23.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
@@ -8160,9 +8238,9 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	aesmc	v22.16b, v22.16b
 	aese	v22.16b, v18.16b
 	eor	v22.16b, v22.16b, v19.16b
-	str	q22, [x0, #448]
-	add	x4, x0, #448
-	add	x5, x0, #432
+	str	q22, [x0, #576]
+	add	x4, x0, #576
+	add	x5, x0, #560
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_decrypt_data_no8_3
 	ldr	x6, [x1]
 	str	x6, [x5]
@@ -8210,7 +8288,7 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 .Laesgen_armv8_ce_gcm_none_decrypt_data_no1_3:
 .Laesgen_armv8_ce_gcm_none_decrypt_data_end128:
 	rev32	v20.16b, v20.16b
-	str	q20, [x0, #400]
+	str	q20, [x0, #528]
 	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_saved
 .Laesgen_armv8_ce_gcm_none_decrypt_data_data192:
 	ldp	q1, q2, [x0]
@@ -8223,7 +8301,7 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	movi	v23.2d, #0x0000000000000000
 	mov	w4, #1
 	mov	v23.s[3], w4
-	ldr	q22, [x0, #400]
+	ldr	q22, [x0, #528]
 	rev32	v22.16b, v22.16b
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small192
@@ -8241,21 +8319,21 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	rev32	v26.16b, v22.16b
 	ldr	q0, [x0, #256]
 	add	v22.4s, v22.4s, v23.4s
-	pmull	v30.1q, v29.1d, v0.1d
+	ldr	q30, [x0, #384]
 	rev32	v27.16b, v22.16b
+	pmull	v31.1q, v29.1d, v0.1d
+	add	v22.4s, v22.4s, v23.4s
 	pmull2	v8.1q, v29.2d, v0.2d
-	add	v22.4s, v22.4s, v23.4s
-	ext	v0.16b, v0.16b, v0.16b, #8
 	rev32	v28.16b, v22.16b
-	pmull	v9.1q, v29.1d, v0.1d
+	ext	v0.16b, v29.16b, v29.16b, #8
 	add	v22.4s, v22.4s, v23.4s
-	pmull2	v31.1q, v29.2d, v0.2d
+	eor	v0.16b, v0.16b, v29.16b
 	rev32	v29.16b, v22.16b
-	mov	v0.16b, v30.16b
+	pmull	v9.1q, v0.1d, v30.1d
 	add	v22.4s, v22.4s, v23.4s
+	mov	v0.16b, v31.16b
 	rev32	v30.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
-	eor	v9.16b, v9.16b, v31.16b
 	rev32	v31.16b, v22.16b
 	ldr	q10, [x1, #16]
 	add	v22.4s, v22.4s, v23.4s
@@ -8268,28 +8346,28 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldr	q11, [x0, #272]
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	ldr	q12, [x0, #400]
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
 	eor	v9.16b, v9.16b, v10.16b
@@ -8307,225 +8385,227 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldr	q11, [x0, #288]
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	ldr	q12, [x0, #416]
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
 	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #48]
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q10, [x1, #48]
+	rev64	v10.16b, v10.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #304]
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #304]
+	ldr	q12, [x0, #432]
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #64]
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x1, #64]
+	rev64	v10.16b, v10.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #320]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #320]
+	ldr	q12, [x0, #448]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #80]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x1, #80]
+	rev64	v10.16b, v10.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #336]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #336]
+	ldr	q12, [x0, #464]
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #96]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q10, [x1, #96]
+	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #352]
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q12, [x0, #480]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #352]
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v24.16b, v18.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v25.16b, v18.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v26.16b, v18.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v14.16b
+	ldr	q10, [x1, #112]
 	aese	v27.16b, v18.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v28.16b, v18.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x1, #112]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v18.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #368]
 	aese	v30.16b, v18.16b
 	aesmc	v30.16b, v30.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q12, [x0, #496]
 	aese	v31.16b, v18.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q11, [x0, #368]
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v24.16b, v19.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v25.16b, v19.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	ext	v14.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v19.16b
 	aesmc	v26.16b, v26.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v14.16b, v14.16b, v10.16b
 	aese	v27.16b, v19.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull	v10.1q, v14.1d, v12.1d
 	aese	v28.16b, v19.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v13.16b
 	aese	v29.16b, v19.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v30.16b, v19.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v31.16b, v19.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v24.16b, v20.16b
-	eor	v9.16b, v9.16b, v10.16b
+	eor	v9.16b, v9.16b, v8.16b
 	aese	v25.16b, v20.16b
 	movi	v10.2d, #0x0000000000000000
 	aese	v26.16b, v20.16b
@@ -8583,15 +8663,16 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v24.16b, v24.16b, v24.16b, #8
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #368]
-	pmull	v25.1q, v24.1d, v0.1d
-	pmull2	v26.1q, v24.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v27.1q, v24.1d, v0.1d
-	pmull2	v28.1q, v24.2d, v0.2d
-	mov	v0.16b, v25.16b
-	mov	v24.16b, v26.16b
-	mov	v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v28.16b
+	ldr	q25, [x0, #496]
+	pmull	v26.1q, v24.1d, v0.1d
+	pmull2	v27.1q, v24.2d, v0.2d
+	ext	v0.16b, v24.16b, v24.16b, #8
+	eor	v0.16b, v0.16b, v24.16b
+	pmull	v25.1q, v0.1d, v25.1d
+	mov	v0.16b, v26.16b
+	mov	v24.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	eor	v25.16b, v25.16b, v24.16b
 	movi	v26.2d, #0x0000000000000000
 	ext	v27.16b, v26.16b, v25.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
@@ -8666,9 +8747,9 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	aesmc	v24.16b, v24.16b
 	aese	v24.16b, v20.16b
 	eor	v24.16b, v24.16b, v21.16b
-	str	q24, [x0, #448]
-	add	x4, x0, #448
-	add	x5, x0, #432
+	str	q24, [x0, #576]
+	add	x4, x0, #576
+	add	x5, x0, #560
 	tbz	x2, #3, .Laesgen_armv8_ce_gcm_none_decrypt_data_no8_4
 	ldr	x6, [x1]
 	str	x6, [x5]
@@ -8716,10 +8797,10 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 .Laesgen_armv8_ce_gcm_none_decrypt_data_no1_4:
 .Laesgen_armv8_ce_gcm_none_decrypt_data_end192:
 	rev32	v22.16b, v22.16b
-	str	q22, [x0, #400]
+	str	q22, [x0, #528]
 	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_saved
 .Laesgen_armv8_ce_gcm_none_decrypt_data_saved:
-	str	q0, [x0, #416]
+	str	q0, [x0, #544]
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
 	eor	v2.16b, v2.16b, v2.16b
