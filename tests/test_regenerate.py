@@ -40,7 +40,8 @@ def test_recorded_command_regenerates_the_folder(folder, hash_seed, tmp_path, ae
     out = argv[argv.index("-o") + 1] if "-o" in argv else f"out/{manifest['preset']}"
     # run from the repository root, the command writes back into this very folder
     assert (GENERATED.parent / out).resolve() == folder.resolve()
-    env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+    # every CPU: this file runs on one pytest worker (loadfile) and is the run's long tail
+    env = dict(os.environ, PYTHONHASHSEED=hash_seed, AESGEN_JOBS=str(os.cpu_count() or 1))
     proc = subprocess.run([str(aesgen_exe), *argv[1:]], cwd=tmp_path, env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
