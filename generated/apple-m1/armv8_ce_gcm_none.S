@@ -2870,8 +2870,8 @@ aesgen_armv8_ce_gcm_none_open:
 .Laesgen_armv8_ce_gcm_none_open_nocmp2:
 	tbz	x1, #0, .Laesgen_armv8_ce_gcm_none_open_nocmp1
 	ldrb	w4, [x0]
-	ldrb	w5, [x3]
-	eor	x4, x4, x5
+	ldrb	w0, [x3]
+	eor	x4, x4, x0
 	orr	x2, x2, x4
 .Laesgen_armv8_ce_gcm_none_open_nocmp1:
 	neg	x0, x2
@@ -4262,8 +4262,8 @@ aesgen_armv8_ce_gcm_none_finish_open:
 .Laesgen_armv8_ce_gcm_none_finish_open_nocmp2:
 	tbz	x2, #0, .Laesgen_armv8_ce_gcm_none_finish_open_nocmp1
 	ldrb	w4, [x1]
-	ldrb	w5, [x0]
-	eor	x4, x4, x5
+	ldrb	w0, [x0]
+	eor	x4, x4, x0
 	orr	x3, x3, x4
 .Laesgen_armv8_ce_gcm_none_finish_open_nocmp1:
 	neg	x0, x3
@@ -4429,8 +4429,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no2:
 	tbz	x5, #0, .Laesgen_armv8_ce_gcm_none_encrypt_data_no1
 	ldrb	w10, [x6]
-	ldrb	w11, [x8]
-	eor	x10, x10, x11
+	ldrb	w6, [x8]
+	eor	x10, x10, x6
 	strb	w10, [x7]
 	strb	w10, [x9]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no1:
@@ -5402,8 +5402,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no2_2:
 	tbz	x2, #0, .Laesgen_armv8_ce_gcm_none_encrypt_data_no1_2
 	ldrb	w6, [x1]
-	ldrb	w7, [x4]
-	eor	x6, x6, x7
+	ldrb	w1, [x4]
+	eor	x6, x6, x1
 	strb	w6, [x3]
 	strb	w6, [x5]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no1_2:
@@ -6188,8 +6188,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no2_3:
 	tbz	x2, #0, .Laesgen_armv8_ce_gcm_none_encrypt_data_no1_3
 	ldrb	w6, [x1]
-	ldrb	w7, [x4]
-	eor	x6, x6, x7
+	ldrb	w1, [x4]
+	eor	x6, x6, x1
 	strb	w6, [x3]
 	strb	w6, [x5]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no1_3:
@@ -7049,8 +7049,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no2_4:
 	tbz	x2, #0, .Laesgen_armv8_ce_gcm_none_encrypt_data_no1_4
 	ldrb	w6, [x1]
-	ldrb	w7, [x4]
-	eor	x6, x6, x7
+	ldrb	w1, [x4]
+	eor	x6, x6, x1
 	strb	w6, [x3]
 	strb	w6, [x5]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_no1_4:
@@ -7223,8 +7223,8 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	tbz	x5, #0, .Laesgen_armv8_ce_gcm_none_decrypt_data_no1
 	ldrb	w10, [x6]
 	strb	w10, [x9]
-	ldrb	w11, [x8]
-	eor	x10, x10, x11
+	ldrb	w6, [x8]
+	eor	x10, x10, x6
 	strb	w10, [x7]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_no1:
 	add	x1, x1, x5
@@ -7814,8 +7814,8 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	tbz	x2, #0, .Laesgen_armv8_ce_gcm_none_decrypt_data_no1_2
 	ldrb	w6, [x1]
 	strb	w6, [x5]
-	ldrb	w7, [x4]
-	eor	x6, x6, x7
+	ldrb	w1, [x4]
+	eor	x6, x6, x1
 	strb	w6, [x3]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_no1_2:
 .Laesgen_armv8_ce_gcm_none_decrypt_data_end256:
@@ -8282,8 +8282,8 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	tbz	x2, #0, .Laesgen_armv8_ce_gcm_none_decrypt_data_no1_3
 	ldrb	w6, [x1]
 	strb	w6, [x5]
-	ldrb	w7, [x4]
-	eor	x6, x6, x7
+	ldrb	w1, [x4]
+	eor	x6, x6, x1
 	strb	w6, [x3]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_no1_3:
 .Laesgen_armv8_ce_gcm_none_decrypt_data_end128:
@@ -8791,8 +8791,8 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	tbz	x2, #0, .Laesgen_armv8_ce_gcm_none_decrypt_data_no1_4
 	ldrb	w6, [x1]
 	strb	w6, [x5]
-	ldrb	w7, [x4]
-	eor	x6, x6, x7
+	ldrb	w1, [x4]
+	eor	x6, x6, x1
 	strb	w6, [x3]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_no1_4:
 .Laesgen_armv8_ce_gcm_none_decrypt_data_end192:

@@ -32,6 +32,20 @@ R_HIGH = 0xE1 << 56                     # R (SP 800-38D 6.3) in the high qword o
 SLICE_PERMUTE = b"".join(i.to_bytes(4, "little") for i in (0, 4, 1, 5, 2, 6, 3, 7))
 
 
+def times_x(b: KernelBuilder, lo: Reg, hi: Reg, r: Reg) -> None:
+    """V = V x on the GHASH-order integer V = hi:lo in general-purpose registers: a right
+    shift by one, R (``r``: R_HIGH) folded into hi under a mask made from the bit shifted
+    out, so no branch depends on V."""
+    a, c = b.asm, b.gp()
+    a.mov(c, lo)
+    b.emit("and", c, Imm(1))
+    a.neg(c)
+    b.emit("and", c, r)
+    b.emit("shrd", lo, hi, Imm(1))
+    a.shr(hi, Imm(1))
+    a.xor(hi, c)
+
+
 def fields() -> list[Field]:
     """The hash section of a context this engine hashes in."""
     return [
@@ -317,14 +331,7 @@ class ByteSlicedHash:
                     a.mov(t, src)
                     a.bswap(t)
                     a.mov(Mem(64, base=ptr, disp=16 * m + half), t)
-                c = b.gp()                           # V = V x: R under the bit shifted out
-                a.mov(c, lo)
-                b.emit("and", c, Imm(1))
-                a.neg(c)
-                b.emit("and", c, r)
-                b.emit("shrd", lo, hi, Imm(1))
-                a.shr(hi, Imm(1))
-                a.xor(hi, c)
+                times_x(b, lo, hi, r)
             qs = self.slice_blocks(ptr, 0, STREAMS)
             for q, x in enumerate(qs):
                 m_ = b.vec(256)

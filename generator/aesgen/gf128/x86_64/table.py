@@ -23,8 +23,8 @@ from ...dsl.operands import Imm, Mem, Reg
 from ...kernels.fields import Field
 from ...kernels.vector_ops import VectorOps
 from ..table import ENTRIES, POSITIONS, TABLE_BYTES, entry_offset
+from .bytesliced import R_HIGH, times_x
 
-R_HIGH = 0xE1 << 56                     # R (SP 800-38D 6.3) in the high qword of V
 HIGH_NIBBLES = 0xF0F0F0F0F0F0F0F0
 FIELD = "H_TABLES"
 
@@ -105,14 +105,7 @@ class TableHash:
             for bit in (3, 2, 1, 0):                 # e_k H for k = 4q + 3 .. 4q
                 a.mov(Mem(64, base=ptr, disp=16 << bit), lo)
                 a.mov(Mem(64, base=ptr, disp=(16 << bit) + 8), hi)
-                c = b.gp()                           # V = V x: R under the bit shifted out
-                a.mov(c, lo)
-                b.emit("and", c, Imm(1))
-                a.neg(c)
-                b.emit("and", c, r)
-                b.emit("shrd", lo, hi, Imm(1))
-                a.shr(hi, Imm(1))
-                a.xor(hi, c)
+                times_x(b, lo, hi, r)
             for n in range(3, ENTRIES):
                 top_bit = 1 << (n.bit_length() - 1)
                 if n != top_bit:
