@@ -188,6 +188,36 @@ int  aesgen_armv8_ce_gcm_none_finish_seal(void *ctx, uint8_t *tag, size_t tag_le
 int  aesgen_armv8_ce_gcm_none_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_armv8_ce_gcm_none_wipe(void *ctx);
 
+/* armv8-ce-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires ASIMD, AES, PMULL; ctx 4672 bytes */
+#define AESGEN_ARMV8_CE_GCM_R1_CTX_SIZE 4672
+int  aesgen_armv8_ce_gcm_r1_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_armv8_ce_gcm_r1_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_armv8_ce_gcm_r1_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_armv8_ce_gcm_r1_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_armv8_ce_gcm_r1_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_armv8_ce_gcm_r1_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_armv8_ce_gcm_r1_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_armv8_ce_gcm_r1_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_armv8_ce_gcm_r1_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_armv8_ce_gcm_r1_wipe(void *ctx);
+
+/* armv8-ce-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires ASIMD, AES, PMULL; ctx 4672 bytes */
+#define AESGEN_ARMV8_CE_GCM_R2_CTX_SIZE 4672
+int  aesgen_armv8_ce_gcm_r2_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_armv8_ce_gcm_r2_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_armv8_ce_gcm_r2_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_armv8_ce_gcm_r2_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_armv8_ce_gcm_r2_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_armv8_ce_gcm_r2_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_armv8_ce_gcm_r2_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_armv8_ce_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_armv8_ce_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_armv8_ce_gcm_r2_wipe(void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

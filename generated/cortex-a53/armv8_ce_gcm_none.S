@@ -4436,6 +4436,9 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	rev32	v24.16b, v24.16b
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_small256
+.Laesgen_armv8_ce_gcm_none_encrypt_data_first256:
+	cmp	x2, #128
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done256
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b
@@ -4693,6 +4696,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v9.16b, v9.16b, v27.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
+	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done256
+.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done256:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_top256:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_drain256
@@ -5364,6 +5369,9 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	rev32	v20.16b, v20.16b
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_small128
+.Laesgen_armv8_ce_gcm_none_encrypt_data_first128:
+	cmp	x2, #128
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done128
 	rev32	v22.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
 	rev32	v23.16b, v20.16b
@@ -5557,6 +5565,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v29.16b, v29.16b, v23.16b
 	stp	q28, q29, [x3], #32
 	sub	x2, x2, #128
+	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done128
+.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done128:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_top128:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_drain128
@@ -6147,6 +6157,9 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	rev32	v22.16b, v22.16b
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_small192
+.Laesgen_armv8_ce_gcm_none_encrypt_data_first192:
+	cmp	x2, #128
+	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done192
 	rev32	v24.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v25.16b, v22.16b
@@ -6372,6 +6385,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v31.16b, v31.16b, v25.16b
 	stp	q30, q31, [x3], #32
 	sub	x2, x2, #128
+	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done192
+.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done192:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_top192:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_drain192

@@ -12,7 +12,7 @@ import jinja2
 
 from .. import __version__
 from ..kernels.spec import SBOX_NETLISTS, SLICED_METHODS, KernelSpec
-from ..modes import encoding_for, faces_for, hash_engine_for, mode
+from ..modes import encoding_for, hash_engine_for, mode
 from ..paths import TEMPLATES
 from ..targets import Preset, load_features, load_priority
 from .compile import CompiledKernel, compile_kernel
@@ -89,7 +89,7 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                 continue
             encoding = encoding_for(desc, choice.width, choice.encoding)
             for face in req.faces:
-                if face in faces_for(desc, req.preset.arch):
+                if face in desc.faces:
                     # GCM on zmm batches as the preset's [gcm] table says; elsewhere (and
                     # for CTR, and the bit-sliced methods' fixed groups) the method's
                     interleave = (req.preset.gcm_zmm_batch if desc.aead and choice.width == 512

@@ -49,8 +49,6 @@ class ModeDescriptor:
     # (register width, encoding) -> the encoding its skeleton is written in instead
     encodings: tuple[tuple[tuple[int, str], str], ...] = ()
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
-    # (instruction set, FACE levels): where its skeleton builds fewer than ``faces``
-    arch_faces: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # (instruction set, method or "*", module with build_kernel(spec)): the first that fits
     skeletons: tuple[tuple[str, str, str], ...] = ()
     # counter policies (modes/counter.py) its skeletons take, the default first
@@ -100,7 +98,6 @@ GCM = ModeDescriptor(
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),
                ("aarch64", "armv8-ce", "aesgen.modes.gcm.aarch64")),
-    arch_faces=(("aarch64", ("none",)),),
     counters=("inc32",),
     nonce=(1, -1), tag=(4, 16))
 
@@ -137,11 +134,6 @@ def hash_engine_for(desc: ModeDescriptor, width: int, features,
         if needs is not None and set(needs) <= set(features):
             return name
     return None
-
-
-def faces_for(desc: ModeDescriptor, arch: str) -> tuple[str, ...]:
-    """The FACE levels the mode's skeleton for this instruction set builds."""
-    return dict(desc.arch_faces).get(arch, desc.faces)
 
 
 def encoding_for(desc: ModeDescriptor, width: int, encoding: str) -> str:

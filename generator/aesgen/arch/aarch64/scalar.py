@@ -14,6 +14,16 @@ def _view(r: Reg, width: int) -> Reg:
     return r.w if width <= 32 else r
 
 
+def _pair_mem(b: KernelBuilder, base: Reg, disp: int) -> Mem:
+    """The 16 bytes at base + disp as an LDP/STP operand: the offset in the instruction
+    when it fits (a multiple of 8 in -512..504), else through an address register."""
+    if disp % 8 == 0 and -512 <= disp <= 504:
+        return Mem(128, base=base, disp=disp)
+    p = b.gp()
+    b.asm.add(p, base, Imm(disp))
+    return Mem(128, base=p)
+
+
 class A64Scalar:
     arch = "aarch64"
 
@@ -103,13 +113,13 @@ class A64Scalar:
     def load_pair(self, b: KernelBuilder, base: Reg, disp: int) -> tuple[Reg, Reg]:
         """The 64-bit words at base+disp and 8 bytes above it."""
         first, second = b.gp(), b.gp()
-        b.asm.ldp(first, second, Mem(128, base=base, disp=disp))
+        b.asm.ldp(first, second, _pair_mem(b, base, disp))
         return first, second
 
     def store_pair(self, b: KernelBuilder, base: Reg, disp: int, first: Reg,
                    second: Reg) -> None:
         """first at base+disp, second 8 bytes above it."""
-        b.asm.stp(first, second, Mem(128, base=base, disp=disp))
+        b.asm.stp(first, second, _pair_mem(b, base, disp))
 
     def count_up(self, b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
         b.asm.adds(lo, lo, Imm(n))
@@ -189,7 +199,7 @@ class A64Scalar:
         """Branch to ``differ`` unless first and second equal the u64 pair at base+disp;
         when they do, to ``equal`` (None: fall through)."""
         x, y = b.gp(), b.gp()
-        b.asm.ldp(x, y, Mem(128, base=base, disp=disp))
+        b.asm.ldp(x, y, _pair_mem(b, base, disp))
         b.asm.cmp(first, x)
         b.asm.b_ne(differ)
         b.asm.cmp(second, y)

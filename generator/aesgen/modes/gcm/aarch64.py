@@ -27,9 +27,10 @@ from ...dsl.operands import SP, Imm, Label, Mem, Reg, xreg
 from ...gf128.aarch64.pmull import PmullHash
 from ...isa.table import load_table
 from ...kernels.a64.engine_choice import engine_for
-from ...kernels.spec import ROUNDS, KernelSpec
+from ...kernels.face_fill import FaceRun, RunFields
+from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .. import BuiltKernel
-from .layout import gcm_layout
+from .layout import NO_WINDOW, gcm_layout
 from .skeleton import BATCH, DATA_PATH, GcmFrame, build_all
 
 VECTOR_REGISTERS = 32
@@ -44,20 +45,21 @@ class GcmKernel:
     """Shared facts while one GCM kernel's entry points are built."""
 
     def __init__(self, spec: KernelSpec) -> None:
-        if spec.face != "none":
-            raise ValueError(f"{spec.name}: the AArch64 GCM kernels are built at FACE none "
-                             "so far")
         self.spec = spec
         self.table = load_table("aarch64")
         self.engine = engine_for(spec)
         self.lanes = 1
         self.batch = self.hash_batch = BATCH
         self.powers = self.table_powers = BATCH
-        self.face_rounds = 0
+        self.face_rounds = FACE_ROUNDS[spec.face]
         self.karatsuba = spec.hash_multiply == "karatsuba"
         self.short_records = self.masked_tails = False
-        self.layout = gcm_layout(self.table_powers, "none", 1, self.karatsuba,
+        self.layout = gcm_layout(self.table_powers, spec.face, 1, self.karatsuba,
                                  self.engine.context_extra(), 0, "clmul")
+        lay = self.layout
+        self.run = FaceRun(A64Scalar(), RunFields(
+            lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START, lay.FILL_COUNT,
+            lay.FILL_BUDGET)) if self.face_rounds else None
 
     def body(self, entry: str, doc: str) -> "Body":
         return Body(self, KernelBuilder(self.table, self.spec.symbol(entry), doc=doc))
@@ -76,6 +78,8 @@ class Body(GcmFrame):
         self.hash = PmullHash(self.b)
         self.ctx: Reg | None = None
         self.later: dict[str, Reg] = {}
+        self.stitch = True          # crypt_size: whether a batch's rounds and hash fit
+        self.loop: dict = {}        # crypt_size: its round keys, counter step registers
 
     # --- arguments and fields --------------------------------------------------------
     def args(self, count: int) -> list[Reg]:
@@ -235,12 +239,12 @@ class Body(GcmFrame):
         self.a.eor(x.b16, x.b16, lens.b16)
         self.hash.byte_reverse(j0, self.times_h(x))
 
-    def _one(self) -> Reg:
-        """1 in 32-bit lane 3: steps a counter kept REV32."""
+    def _one(self, n: int = 1) -> Reg:
+        """n in 32-bit lane 3: steps a counter kept REV32 by n blocks."""
         a, b = self.a, self.b
         one, t = b.vec(128), b.gp()
         a.movi(one.d2, Imm(0))
-        a.mov(t.w, Imm(1))
+        a.mov(t.w, Imm(n))
         a.ins(one.lane_view("s", 3), t.w)
         return one
 
@@ -253,8 +257,127 @@ class Body(GcmFrame):
             a.add(c.s4, c.s4, self._one().s4)
             a.rev32(c.b16, c.b16)
             self.store_block("COUNTER", c)
-        self.aes_any_size(j0)
+        if self.k.face_rounds:
+            self.face_new_message(j0)
+
+            def window_and_mask(bits: int) -> None:
+                # the first counter's window cached now, beside E_K(J0): a new nonce's
+                # first batch finds its window (no refresh on the way into the data)
+                keys = self.k.engine.prepare(self.k, b, self.ctx, bits)
+                cr = b.vec(128)
+                a.rev32(cr.b16, c.b16)
+                self._refresh(cr, bits, keys)
+                self.aes([j0], bits, keys)
+            self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
+        else:
+            self.aes_any_size(j0)
         self.store_block("TAG_MASK", j0)
+
+    # --- FACE on the GCM counter ---------------------------------------------------------
+    def face_new_message(self, j0: Reg) -> None:
+        """A new nonce: no window is cached; the run of filled table entries stays when
+        counter bytes 0, 5 and 10 (nonce bytes) are those it was filled under, else it is
+        emptied and only this record's first fill batch stores (kernels/face_fill.py)."""
+        a, b, isa = self.a, self.b, self.isa
+        t = b.gp()
+        isa.move(b, t, NO_WINDOW)
+        isa.store(b, self.f("FACE_WINDOW", width=64), t)
+        hi, lo = b.gp(), b.gp()
+        a.umov(hi, j0.lane_view("d", 0))
+        a.umov(lo, j0.lane_view("d", 1))
+        a.rev(hi, hi)                               # counter bytes 0..7, big-endian
+        a.rev(lo, lo)
+        same = b.label("same_table")
+        self.k.run.keep_or_empty_table(b, self.ctx, lo, hi, same, 1)
+        b.bind(same)
+
+    def _counter_word(self, cr: Reg) -> Reg:
+        """Counter bytes 12..15 as a number (lane 3 of the REV32 form)."""
+        w = self.b.gp()
+        self.a.umov(w.w, cr.lane_view("s", 3))
+        return w
+
+    def dispatch_batch(self, cr: Reg, labels: dict[str, Label]) -> Reg:
+        """Branch on the public counter to the batch kind (skeleton.batch_loop); returns
+        the register holding in15 of the batch's first block."""
+        a, b, isa = self.a, self.b, self.isa
+        blocks = self.k.batch
+        with b.phase("face"):
+            ctr = self._counter_word(cr)
+            idx = b.gp()
+            b.emit("and", idx, ctr, Imm(0xFF))          # in15
+            isa.compare_jump(b, "a", idx, 256 - blocks, labels["full"])
+            a.lsr(ctr, ctr, Imm(8))
+            isa.compare_jump(b, "ne", ctr, self.f("FACE_WINDOW", width=64), labels["refresh"])
+            self.k.run.jump_unless_complete(b, self.ctx, labels["check"])
+        return idx
+
+    def _refresh(self, cr: Reg, bits: int, keys) -> None:
+        """Cache the window of the counter (REV32 form): the engine's state after FACE's
+        rounds of its in15 = 0 block, and the window's number."""
+        a, b = self.a, self.b
+        nr = ROUNDS[bits]
+        with b.phase("face"):
+            ctr = self._counter_word(cr)
+            base, w = b.vec(128), b.gp()
+            b.emit("and", w, ctr, Imm(0xFFFFFF00))
+            a.mov(base.b16, cr.b16)
+            a.ins(base.lane_view("s", 3), w.w)
+            a.rev32(base.b16, base.b16)
+            self.k.engine.rounds(self.k, b, keys, [base], 0, self.k.face_rounds, nr)
+            self.store_block("FACE_CACHE", base)
+            a.lsr(ctr, ctr, Imm(8))
+            a.str(ctr, self.f("FACE_WINDOW", width=64))
+
+    def refresh_window(self, cr: Reg, bits: int) -> None:
+        self._refresh(cr, bits, self.loop["keys"])
+
+    def face_mark(self, in15: Reg) -> None:
+        """Record the entries a fill batch stored (from in15 on) in the run."""
+        with self.b.phase("face"):
+            self.k.run.record_filled(self.b, self.ctx, in15, self.k.batch)
+
+    def face_batch(self, kind: str, cr: Reg, idx: Reg | None, bits: int,
+                   keys) -> list[Reg]:
+        """The AES part of one batch: "full" computes every round; "fill" too, storing
+        each block's table entry after FACE's rounds; "fast" starts each block from its
+        table entry XOR the cache, the counter stepped past the batch."""
+        a, b = self.a, self.b
+        nr, f, n = ROUNDS[bits], self.k.face_rounds, self.k.batch
+        one = self.loop["one"]
+        if kind == "full" or not f:
+            blocks = self._counters(cr, one, n)
+            self.aes(blocks, bits, keys)
+            return blocks
+        table = self.k.layout.FACE_TABLE
+        tp, cache = b.gp(), b.vec(128)
+        with b.phase("face"):
+            a.add(tp, self.ctx, idx, Imm(4))            # ctx + 16 in15
+            a.add(tp, tp, Imm(table))                   # its entry
+            self.load_block(cache, "FACE_CACHE")
+        if kind == "fast":
+            blocks = [b.vec(128) for _ in range(n)]
+            with b.phase("face"):
+                for j in range(0, n, 2):
+                    a.ldp(blocks[j].q, blocks[j + 1].q, Mem(256, base=tp, disp=16 * j))
+                for blk in blocks:
+                    a.eor(blk.b16, blk.b16, cache.b16)
+            with b.phase("counter"):
+                a.add(cr.s4, cr.s4, self.loop["step"].s4)
+            with b.phase("aes"):
+                self.k.engine.rounds(self.k, b, keys, blocks, f + 1, nr, nr)
+            return blocks
+        blocks = self._counters(cr, one, n)             # fill
+        with b.phase("aes"):
+            self.k.engine.rounds(self.k, b, keys, blocks, 0, f, nr)
+        with b.phase("face"):
+            e = b.vec(128)
+            for j, blk in enumerate(blocks):
+                a.eor(e.b16, blk.b16, cache.b16)
+                a.str(e.q, Mem(128, base=tp, disp=16 * j))
+        with b.phase("aes"):
+            self.k.engine.rounds(self.k, b, keys, blocks, f + 1, nr, nr)
+        return blocks
 
     def finish(self) -> Reg:
         """The full 16-byte tag (SP 800-38D 7.1 steps 5-6) in a register. Leaves the
@@ -327,7 +450,10 @@ class Body(GcmFrame):
     def beside(self, rounds, hashing) -> tuple:
         """Emit rounds() and hashing() (independent streams) stitched, the second spread
         through the first (AESE/AESMC and PMULL issue side by side), and return what each
-        returned."""
+        returned; one after the other where they do not fit the registers together."""
+        if not self.stitch:
+            done = hashing()
+            return rounds(), done
         with self.b.capture() as first:
             out1 = rounds()
         with self.b.capture() as second:
@@ -337,68 +463,65 @@ class Body(GcmFrame):
                                    for item in (unit if isinstance(unit, list) else [unit])]
         return out1, out2
 
+    # --- what skeleton.GcmFrame.batch_loop asks ----------------------------------------
+    def hash_batch(self, x: Reg, inp: Reg, out: Reg, decrypt: bool) -> None:
+        """The GHASH beside a batch: its own input when decrypting, else the previous
+        batch's ciphertext (just before out)."""
+        n = self.k.batch
+        if decrypt:
+            self.hash_blocks(x, inp, n)
+            return
+        written = self.b.gp()
+        with self.b.phase("load_store"):
+            self.a.sub(written, out, Imm(16 * n))
+        self.hash_blocks(x, written, n)
+
+    def plain_batches(self, body, cr: Reg, region: str) -> None:
+        body("full", None)
+
+    def xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
+        self._xor_store(blocks, inp, out)
+
+    def advance(self, inp: Reg, out: Reg, length: Reg, n_blocks: int) -> None:
+        """xor_store moved the pointers already (post-indexed): the length alone."""
+        with self.b.phase("loop"):
+            self.a.sub(length, length, Imm(16 * n_blocks))
+
     def crypt_size(self, bits: int, x: Reg, inp: Reg, length: Reg, out: Reg,
                    decrypt: bool, final: Reg | None) -> None:
-        """Batches of 8 blocks, their AES rounds stitched with the GHASH of 8 blocks
-        already in memory: encrypting, the previous batch's ciphertext (so the first batch
-        is hashed in the second's iteration and the last after the loop), decrypting, the
-        batch's own input (hashed before out, which may be in, is written). Then single
-        blocks and the partial last block, whose keystream stays in KEYSTREAM. Where the
-        round keys, a batch and the hash's registers do not fit the 32 vector registers
-        together (AES-256: 15 keys), the hash runs after the rounds instead."""
+        """Batches of 8 blocks (skeleton.batch_loop: with FACE, the kind the counter picks),
+        their AES rounds stitched with the GHASH of 8 blocks already in memory:
+        encrypting, the previous batch's ciphertext (so the first batch is hashed in the
+        second's iteration and the last after the loop), decrypting, the batch's own
+        input (hashed before out, which may be in, is written). Then single blocks and
+        the partial last block, whose keystream stays in KEYSTREAM. Where the round keys,
+        a batch and the hash's registers do not fit the 32 vector registers together
+        (AES-256: 15 keys), the hash runs before the rounds instead."""
         a, b, isa = self.a, self.b, self.isa
         n = self.k.batch
         keys = self.k.engine.prepare(self.k, b, self.ctx, bits)
         cr, one = b.vec(128), self._one()
+        step = self._one(n) if self.k.face_rounds else None
+        self.loop = {"keys": keys, "one": one, "step": step}
+        self.stitch = (self.k.engine.registers(bits) + n + HASH_REGISTERS
+                       + (2 if self.k.face_rounds else 0) <= VECTOR_REGISTERS)
         self.load_block(cr, "COUNTER")
         a.rev32(cr.b16, cr.b16)
         end, small = b.label(f"end{bits}"), b.label(f"small{bits}")
         top, drain = b.label(f"top{bits}"), b.label(f"drain{bits}")
-        stitch = self.k.engine.registers(bits) + n + HASH_REGISTERS <= VECTOR_REGISTERS
-
-        def rounds() -> list[Reg]:
-            blocks = self._counters(cr, one, n)
-            self.aes(blocks, bits, keys)
-            return blocks
-
-        def previous() -> Reg:
-            written = b.gp()
-            with b.phase("load_store"):
-                a.sub(written, out, Imm(16 * n))
-            return written
-
-        def batch(hashing) -> None:
-            if stitch:
-                blocks, _ = self.beside(rounds, hashing)
-            else:
-                hashing()
-                blocks = rounds()
-            self._xor_store(blocks, inp, out)
-            with b.phase("loop"):
-                a.sub(length, length, Imm(16 * n))
-
         with b.phase("loop"):
             isa.compare_jump(b, "b", length, 16 * n, small)
-        if not decrypt:
-            with b.region(f"first-{bits}"):             # the pipeline fills
-                blocks = rounds()
-                self._xor_store(blocks, inp, out)
-                with b.phase("loop"):
-                    a.sub(length, length, Imm(16 * n))
-        with b.region(f"steady-{bits}"):
-            b.bind(top)
-            with b.phase("loop"):
-                isa.compare_jump(b, "b", length, 16 * n, drain if not decrypt else small)
-            if decrypt:
-                batch(lambda: self.hash_blocks(x, inp, n))
-            else:
-                batch(lambda: self.hash_blocks(x, previous(), n))
-            with b.phase("loop"):
-                a.b(top)
+        if not decrypt:                               # the pipeline fills: one batch
+            first, first_done = b.label(f"first{bits}"), b.label(f"first_done{bits}")
+            self.batch_loop(bits, x, cr, inp, length, out, decrypt, False, first,
+                            first_done, f"first-{bits}", keys, once=True)
+            b.bind(first_done)
+        self.batch_loop(bits, x, cr, inp, length, out, decrypt, True, top,
+                        small if decrypt else drain, f"steady-{bits}", keys)
         if not decrypt:
             with b.region(f"drain-{bits}"):             # the last batch's hash
                 b.bind(drain)
-                self.hash_blocks(x, previous(), n)
+                self.hash_batch(x, inp, out, False)
         b.bind(small)
         single, tail = b.label(f"single{bits}"), b.label(f"tail{bits}")
         with b.region(f"single-{bits}"):

@@ -25,7 +25,10 @@ supplies:
   hash_blocks(x, ptr, n), hash_pending(x, clear)   the hash engine on whole blocks
   reset_hash(), keep_hash_key(h), j0_from_nonce12(nonce, j0), j0_from_hash(x, bits, j0)
   begin_message(j0)         the counter, FACE and E_K(J0) of a message from J0
-  crypt_size(bits, x, in, len, out, decrypt, final)   the data loop of one key size
+  crypt_size(bits, x, in, len, out, decrypt, final)   the data loop of one key size, which
+                            may run batch_loop over: beside(rounds, hashing), hash_batch,
+                            face_batch, face_mark, xor_store, advance, plain_batches,
+                            dispatch_batch, refresh_window (k.run: kernels/face_fill.py)
   call_data(in, len, out, decrypt, final)             call that direction's data path
   finish(), write_tag(out, len, tag), one_shot_tag()  the tag
   start_record, short_records, masked_tails           (x86: the short-record path)
@@ -207,6 +210,81 @@ class GcmFrame:
         self.per_key_size("data", lambda bits: self.crypt_size(bits, x, inp, length, out,
                                                                decrypt, final), saved)
         self.store_block("HASH", x)
+
+    def batch_loop(self, bits: int, x: Reg, wide: Reg, inp: Reg, length: Reg, out: Reg,
+                   decrypt: bool, hashed: bool, top: Label, exit_: Label, region: str,
+                   keys, once: bool = False) -> None:
+        """A loop of batches of k.batch registers: at ``top``, leave for ``exit_`` when less
+        than a batch is left; else the batch (with FACE, the kind the counter picks),
+        stitched with the GHASH of ciphertext in memory when ``hashed``; with ``once``,
+        one batch and out. ``wide`` holds the counters in the kernel's form.
+
+        With FACE (kernels/face_fill.py): the kernel's dispatch_batch sends a batch that
+        would leave the counter's window to "full", one whose window is not cached to
+        "refresh", one whose table is incomplete to "check" (back to "fast" when its
+        entries are filled, else "fill" while the budget lasts, else "spent": batches in
+        full until the window ends or the run of filled entries lies ahead)."""
+        isa, b = self.isa, self.b
+        k = self.k
+        blocks = k.batch * k.lanes
+        step = 16 * blocks
+
+        def hash_batch() -> None:
+            if hashed:
+                self.hash_batch(x, inp, out, decrypt)
+
+        def body(kind: str, idx: Reg | None, then: Label | None = None) -> None:
+            regs, _ = self.beside(lambda: self.face_batch(kind, wide, idx, bits, keys),
+                                  hash_batch)
+            if kind == "fill":
+                self.face_mark(idx)
+            self.xor_store(regs, inp, out)
+            self.advance(inp, out, length, blocks)
+            with b.phase("loop"):
+                isa.jump(b, then or (exit_ if once else top))
+
+        with b.region(region):
+            b.bind(top)
+            with b.phase("loop"):
+                isa.compare_jump(b, "b", length, step, exit_)
+            if not k.face_rounds:
+                self.plain_batches(body, wide, region)
+                return
+            labels = {kind: b.label(f"{kind}_{region}".replace("-", "_"))
+                      for kind in ("full", "refresh", "check", "fast", "spent")}
+            idx = self.dispatch_batch(wide, labels)
+            b.bind(labels["fast"])
+            body("fast", idx)
+        with b.region(f"fill-{region}"):
+            b.bind(labels["check"])
+            with b.phase("face"):
+                k.run.back_if_filled(b, self.ctx, idx, blocks, labels["fast"])
+                k.run.fill_allowed(b, self.ctx, labels["full" if once else "spent"])
+            body("fill", idx)
+        with b.region(f"full-{region}"):
+            b.bind(labels["full"])
+            body("full", None)
+        if not once:
+            with b.region(f"spent-{region}"):
+                # a nonce prefix seen once: batch after batch in full until the window
+                # ends or the run lies ahead, with no check between them (face_fill.py)
+                b.bind(labels["spent"])
+                with b.phase("face"):
+                    stop = k.run.clear_of_run(b, self.ctx, idx, blocks)
+                again = b.label(f"again_{region}".replace("-", "_"))
+                next_ = b.label(f"next_{region}".replace("-", "_"))
+                b.bind(again)
+                body("full", None, then=next_)
+                b.bind(next_)
+                with b.phase("loop"):
+                    isa.arith(b, "add", idx, idx, blocks)
+                    isa.compare_jump(b, "a", idx, stop, top)
+                    isa.compare_jump(b, "b", length, step, top)
+                    isa.jump(b, again)
+        with b.region(f"refresh-{region}"):
+            b.bind(labels["refresh"])
+            self.refresh_window(wide, bits)
+            isa.jump(b, top)
 
     # --- nonce and tag -----------------------------------------------------------------
     def start(self, nonce: Reg, nonce_len: Reg) -> None:

@@ -431,14 +431,14 @@ class Body(GcmFrame):
         return self.b.const(f"step{lanes}x{n}", (n * lanes).to_bytes(16, "little") * lanes,
                             align=width // 8)
 
-    def _xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
+    def xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
         with self.b.phase("load_store"):
             for j, blk in enumerate(blocks):
                 size = blk.width // 8
                 self.v.xor(blk, blk, Mem(blk.width, base=inp, disp=size * j), unaligned=True)
                 self.v.store(Mem(blk.width, base=out, disp=size * j), blk, aligned=False)
 
-    def _advance(self, inp: Reg, out: Reg, length: Reg, n_blocks: int) -> None:
+    def advance(self, inp: Reg, out: Reg, length: Reg, n_blocks: int) -> None:
         with self.b.phase("loop"):
             self.a.add(inp, Imm(16 * n_blocks))
             self.a.add(out, Imm(16 * n_blocks))
@@ -499,7 +499,7 @@ class Body(GcmFrame):
             a.shr(ctr, Imm(8))
             a.mov(self.f("FACE_WINDOW", width=64), ctr)
 
-    def _face_batch(self, kind: str, wide: Reg, idx: Reg | None, bits: int,
+    def face_batch(self, kind: str, wide: Reg, idx: Reg | None, bits: int,
                     keys: Keys) -> list[Reg]:
         """The AES part of one batch: "full" computes every round; "fill" too, storing
         each block's table entry after FACE's rounds and marking it filled; "fast" starts
@@ -552,97 +552,44 @@ class Body(GcmFrame):
             self.rounds(keys, blocks, f + 1, nr, nr)
         return blocks
 
-    def _face_mark(self, in15: Reg) -> None:
+    def face_mark(self, in15: Reg) -> None:
         """Record the entries a fill batch stored (from in15 on) in the run."""
         with self.b.phase("face"):
             self.k.run.record_filled(self.b, self.ctx, in15, self.k.batch * self.k.lanes)
 
-    def _batch_loop(self, bits: int, x: Reg, wide: Reg, inp: Reg, length: Reg, out: Reg,
-                    decrypt: bool, hashed: bool, top: Label, exit_: Label, region: str,
-                    keys: Keys, once: bool = False) -> None:
-        """A loop of batches of k.batch registers: at ``top``, leave for ``exit_`` when less
-        than a batch is left; else the batch (with FACE, the kind the counter picks),
-        stitched with the GHASH of ciphertext in memory when ``hashed``; with ``once``,
-        one batch and out."""
+    # --- what skeleton.GcmFrame.batch_loop asks ----------------------------------------
+    def hash_batch(self, x: Reg, inp: Reg, out: Reg, decrypt: bool) -> None:
+        """The GHASH beside a batch: its own input when decrypting, else the previous
+        batch's ciphertext (just before out)."""
+        step = 16 * self.k.batch * self.k.lanes
+        self.hash_blocks(x, inp if decrypt else out, self.k.batch * self.k.lanes,
+                         disp=0 if decrypt else -step, width=self.k.hash_width)
+
+    def plain_batches(self, body, wide: Reg, region: str) -> None:
+        """The batches without FACE: on zmm, where byte 15 does not carry inside the
+        batch, the counters by byte adds ("in-byte"), else in full."""
         a, b, v = self.a, self.b, self.v
         lanes = self.k.lanes
-        step = 16 * self.k.batch * lanes
-
-        def hash_batch() -> None:
-            if hashed:
-                self.hash_blocks(x, inp if decrypt else out, self.k.batch * lanes,
-                                 disp=0 if decrypt else -step, width=self.k.hash_width)
-
-        def body(kind: str, idx: Reg | None, then: Label | None = None) -> None:
-            blocks, _ = self.beside(lambda: self._face_batch(kind, wide, idx, bits, keys),
-                                    hash_batch)
-            if kind == "fill":
-                self._face_mark(idx)
-            self._xor_store(blocks, inp, out)
-            self._advance(inp, out, length, self.k.batch * lanes)
-            with b.phase("loop"):
-                a.jmp(then or (exit_ if once else top))
-
-        with b.region(region):
-            b.bind(top)
-            with b.phase("loop"):
-                a.cmp(length, Imm(step))
-                a.jb(exit_)
-            if not self.k.face_rounds:
-                if lanes == 4:                          # byte 15 does not carry: byte adds
-                    carry = b.label(f"carry_{region}".replace("-", "_"))
-                    in15 = b.gp()
-                    with b.phase("counter"):
-                        v.store_u32(in15.w32, wide.view(128))
-                        b.emit("and", in15, Imm(0xFF))
-                        a.cmp(in15, Imm(256 - self.k.batch * lanes))
-                        a.ja(carry)
-                    body("in-byte", None)
-                    with b.region(f"carry-{region}"):    # 1 batch in 256 / its blocks:
-                        b.bind(carry)                    # not the steady state's
-                        body("full", None)
-                else:
-                    body("full", None)
-                return
-            labels = {kind: b.label(f"{kind}_{region}".replace("-", "_"))
-                      for kind in ("full", "refresh", "check", "fast", "spent")}
-            idx = self._face_dispatch(wide.view(128), labels)
-            b.bind(labels["fast"])
-            body("fast", idx)
-        with b.region(f"fill-{region}"):
-            b.bind(labels["check"])
-            with b.phase("face"):
-                self.k.run.back_if_filled(b, self.ctx, idx, self.k.batch * lanes,
-                                          labels["fast"])
-                self.k.run.fill_allowed(b, self.ctx, labels["full" if once else "spent"])
-            body("fill", idx)
-        with b.region(f"full-{region}"):
-            b.bind(labels["full"])
+        if lanes != 4:
             body("full", None)
-        if not once:
-            with b.region(f"spent-{region}"):
-                # a nonce prefix seen once: batch after batch in full until the window
-                # ends or the run lies ahead, with no check between them (face_fill.py)
-                b.bind(labels["spent"])
-                blocks = self.k.batch * lanes
-                with b.phase("face"):
-                    stop = self.k.run.clear_of_run(b, self.ctx, idx, blocks)
-                again = b.label(f"again_{region}".replace("-", "_"))
-                next_ = b.label(f"next_{region}".replace("-", "_"))
-                b.bind(again)
-                body("full", None, then=next_)
-                b.bind(next_)
-                with b.phase("loop"):
-                    a.add(idx, Imm(blocks))
-                    a.cmp(idx, stop)
-                    a.ja(top)
-                    a.cmp(length, Imm(step))
-                    a.jb(top)
-                    a.jmp(again)
-        with b.region(f"refresh-{region}"):
-            b.bind(labels["refresh"])
-            self._face_refresh(wide.view(128), bits)
-            a.jmp(top)
+            return
+        carry = b.label(f"carry_{region}".replace("-", "_"))
+        in15 = b.gp()
+        with b.phase("counter"):
+            v.store_u32(in15.w32, wide.view(128))
+            b.emit("and", in15, Imm(0xFF))
+            a.cmp(in15, Imm(256 - self.k.batch * lanes))
+            a.ja(carry)
+        body("in-byte", None)
+        with b.region(f"carry-{region}"):    # 1 batch in 256 / its blocks:
+            b.bind(carry)                    # not the steady state's
+            body("full", None)
+
+    def dispatch_batch(self, wide: Reg, labels: dict[str, Label]) -> Reg:
+        return self._face_dispatch(wide.view(128), labels)
+
+    def refresh_window(self, wide: Reg, bits: int) -> None:
+        self._face_refresh(wide.view(128), bits)
 
     def crypt_size(self, bits: int, x: Reg, inp: Reg, length: Reg, out: Reg,
                     decrypt: bool, final: Reg | None) -> None:
@@ -678,10 +625,10 @@ class Body(GcmFrame):
         keys = self.loop_keys(bits)
         if not decrypt:                               # the pipeline fills: one batch
             first, first_done = b.label(f"first{bits}"), b.label(f"first_done{bits}")
-            self._batch_loop(bits, x, wide, inp, length, out, decrypt, False, first,
+            self.batch_loop(bits, x, wide, inp, length, out, decrypt, False, first,
                              first_done, f"first-{bits}", keys, once=True)
             b.bind(first_done)
-        self._batch_loop(bits, x, wide, inp, length, out, decrypt, True, top, drain,
+        self.batch_loop(bits, x, wide, inp, length, out, decrypt, True, top, drain,
                          f"steady-{bits}", keys)
         b.bind(drain)
 
@@ -721,10 +668,10 @@ class Body(GcmFrame):
                     self.hash_blocks(x, inp, n_blocks)
                 blocks = self._counters(c, n_blocks)
                 self.aes(blocks, bits)
-                self._xor_store(blocks, inp, out)
+                self.xor_store(blocks, inp, out)
                 if not decrypt:
                     self.hash_blocks(x, out, n_blocks)
-                self._advance(inp, out, length, n_blocks)
+                self.advance(inp, out, length, n_blocks)
                 if n_blocks == 1:
                     with b.phase("loop"):
                         a.jmp(again)
